@@ -17,6 +17,7 @@ namespace sx {
 struct Env;
 using EnvP = std::shared_ptr<Env>;
 struct Experiment;
+struct Selection;
 class Interp;
 
 struct Env {
@@ -121,6 +122,13 @@ class Interp {
     Span call;
   };
   const std::vector<Frame>& frames() const { return frames_; }
+
+  // The enclosing `scope` names, outermost first; joined with "." they are the
+  // model path of a parameter made here.
+  std::vector<std::string> scopes;
+
+  // The selection the file is evaluated under; `(knob x)` reads it.
+  const Selection* selection = nullptr;
 
  private:
   ValueP eval_list(const ValueP& form, const EnvP& env);

@@ -167,10 +167,7 @@ class Reader {
       case '\'': return quoted("quote", depth);
       case '`': return quoted("quasiquote", depth);
       case ',':
-        if (peek(1) == '@') {
-          advance();
-          return quoted("unquote-splicing", depth, 1);
-        }
+        if (peek(1) == '@') return quoted("unquote-splicing", depth, 1);
         return quoted("unquote", depth);
       case '#':
         advance();

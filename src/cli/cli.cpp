@@ -1,0 +1,71 @@
+#include "cli/cli.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "util/big_stack.h"
+#include "util/error.h"
+#include "util/version.h"
+
+namespace sx {
+
+namespace {
+
+ExitStatus dispatch(const std::vector<std::string>& argv) {
+  if (argv.empty()) {
+    ParsedArgs none;
+    cmd_help(none);
+    return ExitStatus::refused;
+  }
+  const std::string& name = argv[0];
+  if (name == "--version" || name == "version") {
+    std::cout << "sexpgpu " << SEXPGPU_VERSION << "\n";
+    return ExitStatus::done;
+  }
+  if (name == "--help" || name == "-h") return cmd_help(ParsedArgs{});
+  const Command* c = find_command(name);
+  if (!c) {
+    std::vector<std::string> names;
+    for (const auto& cmd : commands()) names.push_back(cmd.name);
+    UserError e(Code::CLI_001, {},
+                fmt::format("`{}` is not a sexpgpu command; the commands are {}", name, fmt::join(names, ", ")));
+    e.first().help = did_you_mean(name, names);
+    if (e.first().help.empty()) e.first().help = "sexpgpu help lists them";
+    throw e;
+  }
+  std::vector<std::string> rest(argv.begin() + 1, argv.end());
+  for (const auto& a : rest)
+    if (a == "--help" || a == "-h") return cmd_help(ParsedArgs{{name}, {}});
+  ParsedArgs args = parse_args(rest, c->flags, name);
+  if (!c->run)
+    throw UserError(Code::CLI_004, {}, fmt::format("`sexpgpu {}` is not part of this build yet", name),
+                    "sexpgpu help lists what this build does");
+  return c->run(args);
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  ExitStatus status = ExitStatus::done;
+  // Deeply nested programs recurse deeply; see big_stack.h.
+  run_with_big_stack([&] {
+    try {
+      status = dispatch(args);
+    } catch (const UserError& e) {
+      for (const auto& d : e.diagnostics()) std::cerr << render(d);
+      status = ExitStatus::refused;
+    } catch (const InternalError& e) {
+      std::cerr << e.what() << "\n";
+      status = ExitStatus::internal;
+    } catch (const std::bad_alloc&) {
+      std::cerr << "error: out of memory\n";
+      status = ExitStatus::failed;
+    }
+  });
+  std::cout.flush();
+  return code(status);
+}
+
+}  // namespace sx

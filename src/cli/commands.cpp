@@ -1,0 +1,38 @@
+#include "cli/commands.h"
+
+namespace sx {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"run", "train", "run FILE [selection] [--device cpu|cuda] [--metrics T] [--status P] [--json] ...",
+       "compile the experiment and train it in this process", {}, nullptr},
+      {"check", "front end", "check FILE [selection]",
+       "read, evaluate and validate the experiment without running it", selection_flags(), cmd_check},
+      {"knobs", "front end", "knobs FILE [--json]", "every knob with its type, default, doc and constraints, and every variant",
+       {{"--json", "", "one JSON object for tools"}}, cmd_knobs},
+      {"explain", "plan", "explain FILE [selection] [--device cpu|cuda]",
+       "the manifest, parameters, graphs and the memory plan", {}, nullptr},
+      {"sweep", "train", "sweep FILE [--set k=a,b,...] [--variant v1,v2] [--parallel N] [--dir D]",
+       "one run per selection of a grid", {}, nullptr},
+      {"bundle", "front end", "bundle FILE [selection] [-o out.sxb]", "one archive that runs the same run elsewhere", {},
+       nullptr},
+      {"doctor", "environment", "doctor", "check the build, devices, variables and locations", {}, nullptr},
+      {"help", "-", "help [command|code]", "explain a command or an error code", {}, cmd_help},
+  };
+  return table;
+}
+
+const Command* find_command(const std::string& name) {
+  for (const auto& c : commands())
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+Environment command_environment(const ParsedArgs& args) {
+  Environment env = parse_environment();
+  for (const auto& [flag, value] : args.flags)
+    if (flag != "--diagnostics") apply_flag(env, flag, value);
+  return env;
+}
+
+}  // namespace sx

@@ -1,0 +1,30 @@
+#pragma once
+// The subcommands, in one table (as ninja's Tool): name, phase, summary, flags, entry.
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/exit_status.h"
+
+namespace sx {
+
+struct Command {
+  const char* name;
+  const char* phase;    // how far down the pipeline it goes
+  const char* usage;    // "check FILE [selection]"
+  const char* summary;  // one line
+  std::vector<FlagSpec> flags;
+  ExitStatus (*run)(const ParsedArgs& args);  // nullptr: not in this build yet
+};
+
+const std::vector<Command>& commands();
+const Command* find_command(const std::string& name);
+
+ExitStatus cmd_check(const ParsedArgs& args);
+ExitStatus cmd_knobs(const ParsedArgs& args);
+ExitStatus cmd_help(const ParsedArgs& args);
+
+// The environment with the flags that alias variables applied.
+Environment command_environment(const ParsedArgs& args);
+
+}  // namespace sx

@@ -1,0 +1,363 @@
+// After the whole file is evaluated: the selection is applied to every knob,
+// the kept declarations are evaluated with the chosen values, and the
+// experiment is checked as a whole.
+#include <algorithm>
+
+#include "lang/declarations.h"
+#include "lang/selection.h"
+
+namespace sx {
+
+namespace {
+
+UserError unknown_key(Interp& in, const KeyArg& a, const char* form, const std::vector<std::string>& keys) {
+  std::vector<std::string> shown;
+  for (const auto& k : keys) shown.push_back(":" + k);
+  UserError e = in.error_here(Code::DEF_001, a.key_span,
+                              fmt::format("{} has no key `:{}`; it takes {}", form, a.key, fmt::join(shown, " ")));
+  if (auto near = nearest(a.key, keys); !near.empty()) e.first().help = fmt::format("did you mean `:{}`?", near);
+  return e;
+}
+
+// Evaluates each key of a declaration, refusing keys outside `keys`.
+std::vector<std::pair<const KeyArg*, ValueP>> eval_keys(Interp& in, const std::vector<KeyArg>& args, const EnvP& env,
+                                                        const char* form, const std::vector<std::string>& keys) {
+  std::vector<std::pair<const KeyArg*, ValueP>> out;
+  for (const auto& a : args) {
+    if (std::find(keys.begin(), keys.end(), a.key) == keys.end()) throw unknown_key(in, a, form, keys);
+    out.emplace_back(&a, in.eval(a.expr, env));
+  }
+  return out;
+}
+
+Span where(const KeyArg& a) { return a.expr->span.valid() ? a.expr->span : a.key_span; }
+
+UserError bad_value(Interp& in, const KeyArg& a, const char* form, const std::string& expected, const Value& found) {
+  return in.error_here(Code::DEF_003, where(a),
+                       fmt::format("{} `:{}` expected {}, found {} `{}`", form, a.key, expected, type_name(found),
+                                   repr(found)));
+}
+
+int64_t positive_int(Interp& in, const KeyArg& a, const Value& v, const char* form, int64_t min = 1) {
+  if (v.kind != Kind::Int || v.i < min)
+    throw bad_value(in, a, form, min == 0 ? "an integer of at least 0" : "a positive integer", v);
+  return v.i;
+}
+
+template <typename T>
+std::shared_ptr<T> named(Interp& in, const KeyArg& a, const ValueP& v, const char* form, const char* what,
+                         const std::vector<std::string>& declared) {
+  if (auto* p = v->object<T>()) return std::static_pointer_cast<T>(v->obj);
+  UserError e = in.error_here(Code::DEF_006, where(a),
+                              fmt::format("{} `:{}` expected a {}, found {} `{}`; the declared {}s are {}", form, a.key,
+                                          what, type_name(*v), repr(*v), what,
+                                          declared.empty() ? "none" : fmt::format("{}", fmt::join(declared, ", "))));
+  return (throw e, nullptr);
+}
+
+std::vector<std::string> names_of(const auto& decls) {
+  std::vector<std::string> out;
+  for (const auto& d : decls) out.push_back(d->name);
+  return out;
+}
+
+// The run settings as knobs: their types and constraints.
+KnobDecl setting_decl(const std::string& name, ValueP dflt, Span at) {
+  KnobDecl k;
+  k.name = name;
+  k.dflt = std::move(dflt);
+  k.span = at;
+  if (name == "precision") {
+    k.forced_type = "symbol";
+    k.choices = {symbol("f32"), symbol("bf16"), symbol("tf32")};
+  } else if (name == "diagnostics") {
+    k.forced_type = "string";
+  } else {
+    k.forced_type = "integer";
+    k.min = integer(name == "seed" || name == "eval-every" ? 0 : 1);
+  }
+  return k;
+}
+
+}  // namespace
+
+void finalize_loader(Interp& in, LoaderDecl& l) {
+  if (l.finalized) return;
+  l.finalized = true;
+  const char* form = "defloader";
+  const KeyArg* tokenizer_key = nullptr;
+  for (auto& [a, v] :
+       eval_keys(in, l.keys, l.env, form, {"source", "format", "tokenizer", "seq-len", "shuffle", "field", "vocab"})) {
+    if (a->key == "source") {
+      if (v->kind != Kind::String || v->s.empty()) throw bad_value(in, *a, form, "a path, glob, manifest or s3:// URI string", *v);
+      l.source = v->s;
+    } else if (a->key == "format") {
+      static const std::vector<std::string> formats = {"text", "tokens-u16", "tokens-u32", "jsonl"};
+      if (v->kind != Kind::Symbol || std::find(formats.begin(), formats.end(), v->s) == formats.end())
+        throw bad_value(in, *a, form, "one of text, tokens-u16, tokens-u32, jsonl", *v);
+      l.format = v->s;
+    } else if (a->key == "tokenizer") {
+      tokenizer_key = a;
+      if (v->is_symbol("bytes")) {
+        l.tokenizer = std::make_shared<TokenizerSpec>();
+        l.tokenizer->kind = "bytes";
+      } else if (v->object<TokenizerSpec>()) {
+        l.tokenizer = std::static_pointer_cast<TokenizerSpec>(v->obj);
+      } else {
+        throw bad_value(in, *a, form, "a tokenizer: (chars \"...\"), bytes or (bpe \"tokenizer.json\")", *v);
+      }
+    } else if (a->key == "seq-len") {
+      l.seq_len = positive_int(in, *a, *v, form);
+    } else if (a->key == "shuffle") {
+      if (v->kind != Kind::Bool) throw bad_value(in, *a, form, "true or false", *v);
+      l.shuffle = v->b;
+    } else if (a->key == "field") {
+      if (v->kind != Kind::String) throw bad_value(in, *a, form, "a field name string", *v);
+      l.field = v->s;
+    } else if (a->key == "vocab") {
+      l.vocab = positive_int(in, *a, *v, form);
+    }
+  }
+  auto missing = [&](const char* key, const char* example) {
+    return in.error_here(Code::DEF_002, l.span, fmt::format("loader `{}` needs `:{}`", l.name, key),
+                         fmt::format("add {}", example));
+  };
+  if (l.source.empty()) throw missing("source", ":source \"data/train.txt\"");
+  if (l.seq_len == 0) throw missing("seq-len", ":seq-len 16");
+  bool tokens = l.format == "tokens-u16" || l.format == "tokens-u32";
+  if (tokens && !l.vocab) throw missing("vocab", ":vocab 50257 (the token ids are below it)");
+  if (tokens && l.tokenizer)
+    throw in.error_here(Code::DEF_003, where(*tokenizer_key),
+                        fmt::format("loader `{}` reads {} (token ids): it takes no :tokenizer", l.name, l.format));
+  if (!tokens && !l.tokenizer) throw missing("tokenizer", ":tokenizer bytes, or :tokenizer (chars \"abc...\")");
+}
+
+int64_t LoaderDecl::vocab_size() const {
+  if (vocab) return *vocab;
+  return tokenizer ? tokenizer->vocab() : -1;
+}
+
+const KnobDecl* Experiment::knob(const std::string& name) const {
+  for (const auto& k : knobs)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+const VariantDecl* Experiment::variant(const std::string& name) const {
+  for (const auto& v : variants)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+const KnobValue* Experiment::knob_value(const std::string& name) const {
+  for (const auto& k : manifest)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+int64_t Experiment::every(const EvalDecl& e) const {
+  return run && run->eval_every ? *run->eval_every : e.every;
+}
+
+void finalize(Interp& in, const Selection& sel, const std::string& file) {
+  Experiment& x = in.experiment();
+  x.file = file;
+  if (!x.run)
+    throw UserError(Code::DEF_004, {}, fmt::format("{} has no (defrun ...): an experiment needs exactly one", file),
+                    "add (defrun <name> :model <model> :loader <loader> :batch 8 :steps 100 :optimizer (adamw :lr 3e-4))");
+  RunDecl& run = *x.run;
+
+  // The selection names only what exists.
+  const VariantDecl* variant = nullptr;
+  if (!sel.variant.empty()) {
+    variant = x.variant(sel.variant);
+    if (!variant) {
+      std::vector<std::string> names;
+      for (const auto& v : x.variants) names.push_back(v.name);
+      throw UserError(Code::KNOB_002, {},
+                      fmt::format("--variant `{}` is not declared; the variants are {}", sel.variant,
+                                  names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))),
+                      names.empty() ? fmt::format("declare it with (defvariant {} :knob value ...)", sel.variant)
+                                    : did_you_mean(sel.variant, names));
+    }
+  }
+  std::vector<std::string> all_knobs;
+  for (const auto& k : x.knobs) all_knobs.push_back(k.name);
+  for (const auto& r : run_setting_names()) all_knobs.push_back(r);
+  auto is_knob = [&](const std::string& n) { return std::find(all_knobs.begin(), all_knobs.end(), n) != all_knobs.end(); };
+  auto sets = effective_sets(sel);
+  for (const auto& [name, text] : sets)
+    if (!is_knob(name))
+      throw UserError(Code::KNOB_001, {},
+                      fmt::format("--set {}: `{}` is not a knob; the knobs are {}", name, name, fmt::join(all_knobs, ", ")),
+                      did_you_mean(name, all_knobs));
+  if (variant)
+    for (const auto& a : variant->sets)
+      if (!is_knob(a.key))
+        throw in.error_here(Code::KNOB_001, a.key_span,
+                            fmt::format("variant `{}` sets `{}`, which is not a knob; the knobs are {}", variant->name,
+                                        a.key, fmt::join(all_knobs, ", ")),
+                            did_you_mean(a.key, all_knobs));
+
+  // A knob's value: --set over the variant over the default.
+  auto choose = [&](const KnobDecl& k) {
+    KnobValue kv{k.name, k.dflt, "default"};
+    if (variant)
+      for (const auto& a : variant->sets)
+        if (a.key == k.name) {
+          check_knob_value(k, a.expr, a.expr->span.valid() ? a.expr->span : a.key_span,
+                           fmt::format("variant {}", variant->name));
+          kv = {k.name, a.expr, "variant"};
+        }
+    for (const auto& [name, text] : sets)
+      if (name == k.name) kv = {k.name, parse_knob_value(k, text, "--set " + name), "override"};
+    if (k.type() == "float" && kv.value->kind == Kind::Int) kv.value = floating(static_cast<double>(kv.value->i));
+    return kv;
+  };
+  std::vector<KnobValue> user;
+  for (const auto& k : x.knobs) user.push_back(choose(k));
+  x.manifest = user;  // (knob x) inside defrun reads these
+
+  // The run, evaluated with the knobs chosen.
+  const char* form = "defrun";
+  std::map<std::string, ValueP> setting_defaults;
+  for (auto& [a, v] : eval_keys(in, run.keys, run.env, form,
+                                {"model", "loader", "batch", "microbatches", "steps", "optimizer", "precision", "seed",
+                                 "diagnostics", "checkpoint-every", "keep", "init-from"})) {
+    if (a->key == "model") {
+      run.model = named<ModelDecl>(in, *a, v, form, "model", names_of(x.models));
+    } else if (a->key == "loader") {
+      run.loader = named<LoaderDecl>(in, *a, v, form, "loader", names_of(x.loaders));
+    } else if (a->key == "optimizer") {
+      if (!v->object<OptimizerSpec>()) throw bad_value(in, *a, form, "an optimizer: (adamw ...), (adam ...) or (sgd ...)", *v);
+      run.optimizer = std::static_pointer_cast<OptimizerSpec>(v->obj);
+    } else if (a->key == "keep") {
+      run.keep = positive_int(in, *a, *v, form);
+    } else if (a->key == "init-from") {
+      if (v->kind != Kind::String) throw bad_value(in, *a, form, "a .safetensors path or s3:// URI", *v);
+      run.init_from = v->s;
+    } else if (a->key == "diagnostics") {
+      if (v->kind != Kind::List && v->kind != Kind::Nil) throw bad_value(in, *a, form, "a list of globs", *v);
+      std::vector<std::string> globs;
+      for (const auto& g : v->items) {
+        if (g->kind != Kind::String && g->kind != Kind::Symbol) throw bad_value(in, *a, form, "glob strings", *g);
+        globs.push_back(g->s);
+      }
+      setting_defaults["diagnostics"] = string(fmt::format("{}", fmt::join(globs, ",")), where(*a));
+    } else {
+      setting_defaults[a->key] = v;
+    }
+  }
+  for (auto [key, example] : {std::pair{"model", ":model <a defmodel>"}, {"loader", ":loader <a defloader>"},
+                              {"batch", ":batch 8"}, {"steps", ":steps 100"}, {"optimizer", ":optimizer (adamw :lr 3e-4)"}})
+    if (!std::any_of(run.keys.begin(), run.keys.end(), [&](const KeyArg& a) { return a.key == key; }))
+      throw in.error_here(Code::DEF_002, run.span, fmt::format("defrun `{}` needs `:{}`", run.name, key),
+                          fmt::format("add {}", example));
+
+  // The run settings are knobs too; they come first in the manifest.
+  std::vector<KnobValue> settings;
+  for (const auto& name : run_setting_names()) {
+    ValueP dflt = setting_defaults.count(name) ? setting_defaults[name] : nullptr;
+    if (!dflt) {
+      if (name == "microbatches") dflt = integer(1);
+      else if (name == "seed") dflt = integer(0);
+      else if (name == "precision") dflt = symbol("f32");
+      else dflt = nil();
+    }
+    KnobDecl k = setting_decl(name, dflt, run.span);
+    for (const auto& a : run.keys)
+      if (a.key == name) check_knob_value(k, dflt, where(a), "defrun :" + name);
+    KnobValue kv = choose(k);
+    // --steps, --eval-every, --diagnostics (and SEXPGPU_DIAGNOSTICS) override the file.
+    if (name == "steps" && sel.steps) kv = {name, integer(*sel.steps), "override"};
+    if (name == "eval-every" && sel.eval_every) kv = {name, integer(*sel.eval_every), "override"};
+    if (name == "diagnostics") {
+      if (sel.diagnostics) kv = {name, string(*sel.diagnostics), "override"};
+      else if (sel.env_diagnostics) kv = {name, string(*sel.env_diagnostics), "override"};
+    }
+    check_knob_value(k, kv.value, {}, kv.source == "override" ? "--" + name : name);
+    settings.push_back(kv);
+  }
+  x.manifest = settings;
+  x.manifest.insert(x.manifest.end(), user.begin(), user.end());
+  auto setting = [&](const char* n) { return x.knob_value(n)->value; };
+  run.steps = setting("steps")->i;
+  run.batch = setting("batch")->i;
+  run.microbatches = setting("microbatches")->i;
+  run.seed = setting("seed")->i;
+  run.precision = setting("precision")->s;
+  if (ValueP c = setting("checkpoint-every"); c->kind == Kind::Int) run.checkpoint_every = c->i;
+  if (ValueP e = setting("eval-every"); e->kind == Kind::Int) run.eval_every = e->i;
+  run.diagnostics.clear();
+  if (ValueP d = setting("diagnostics"); d->kind == Kind::String) {
+    std::string s = d->s;
+    for (size_t b = 0; b < s.size();) {
+      size_t e = s.find(',', b);
+      if (e == std::string::npos) e = s.size();
+      if (e > b) run.diagnostics.push_back(s.substr(b, e - b));
+      b = e + 1;
+    }
+  }
+  if (run.batch % run.microbatches != 0)
+    throw in.error_here(Code::DEF_003, run.span,
+                        fmt::format("defrun `{}`: :microbatches {} does not divide :batch {}", run.name,
+                                    run.microbatches, run.batch),
+                        "choose microbatches that divide the batch, e.g. 1, 2 or 4 for a batch of 8");
+
+  for (auto& l : x.loaders) finalize_loader(in, *l);
+
+  for (auto& e : x.evals) {
+    const char* ef = "defeval";
+    for (auto& [a, v] : eval_keys(in, e->keys, e->env, ef, {"loader", "every", "batches", "batch"})) {
+      if (a->key == "loader") e->loader = named<LoaderDecl>(in, *a, v, ef, "loader", names_of(x.loaders));
+      else if (a->key == "every") e->every = positive_int(in, *a, *v, ef, 0);
+      else if (a->key == "batches") e->batches = positive_int(in, *a, *v, ef);
+      else if (a->key == "batch") e->batch = positive_int(in, *a, *v, ef);
+    }
+    if (!e->loader)
+      throw in.error_here(Code::DEF_002, e->span, fmt::format("pass `{}` needs `:loader`", e->name),
+                          "add :loader <a defloader>");
+  }
+
+  for (auto& st : x.curriculum) {
+    const char* sf = "stage";
+    for (const auto& a : st.keys) {
+      static const std::vector<std::string> keys = {"loader", "lr-scale", "when", "pass"};
+      if (std::find(keys.begin(), keys.end(), a.key) == keys.end()) throw unknown_key(in, a, sf, keys);
+      if (a.key == "when") {
+        st.when = a.expr;  // evaluated by the run after each pass
+        continue;
+      }
+      ValueP v = in.eval(a.expr, st.env);
+      if (a.key == "loader") {
+        st.loader = named<LoaderDecl>(in, a, v, sf, "loader", names_of(x.loaders));
+      } else if (a.key == "lr-scale") {
+        if (!v->is_number() || v->as_double() < 0) throw bad_value(in, a, sf, "a non-negative number", *v);
+        st.lr_scale = v->as_double();
+      } else {
+        if (v->kind != Kind::Symbol && v->kind != Kind::String) throw bad_value(in, a, sf, "a pass name", *v);
+        st.pass = v->s;
+      }
+    }
+    if (&st != &x.curriculum.front() && !st.when)
+      throw in.error_here(Code::DEF_002, st.span, fmt::format("stage \"{}\" needs `:when`", st.name),
+                          "add :when (< eval/loss 2.5), the condition to move on to it");
+    if (!x.curriculum.empty() &&
+        std::none_of(x.evals.begin(), x.evals.end(), [&](const auto& e) { return e->name == st.pass; }))
+      throw in.error_here(Code::DEF_006, st.span,
+                          fmt::format("stage \"{}\" moves on after pass `{}`, which is not declared", st.name, st.pass),
+                          "declare it with (defeval ...), or name another with :pass");
+  }
+
+  if (x.sweep)
+    for (const auto& [name, values] : x.sweep->grid)
+      if (!is_knob(name))
+        throw in.error_here(Code::KNOB_001, x.sweep->span,
+                            fmt::format("defsweep varies `{}`, which is not a knob", name), did_you_mean(name, all_knobs));
+
+  std::vector<std::pair<std::string, std::string>> canon;
+  for (const auto& [name, text] : sets) canon.emplace_back(name, canonical(*x.knob_value(name)->value));
+  x.slug = make_slug(sel.slug_base ? *sel.slug_base : file_stem(file), sel.variant, canon);
+}
+
+}  // namespace sx

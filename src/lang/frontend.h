@@ -1,0 +1,16 @@
+#pragma once
+// The front end as one call: read and evaluate an experiment file under a
+// selection, and finalize it into a validated Experiment.
+#include <memory>
+#include <string>
+
+#include "lang/experiment.h"
+#include "lang/selection.h"
+
+namespace sx {
+
+// The interpreter stays alive with the experiment: the model is a closure the
+// tracer calls later. Throws UserError for anything the user can fix.
+std::unique_ptr<Interp> load_experiment(const std::string& file, const Selection& sel, int64_t eval_limit);
+
+}  // namespace sx

@@ -1,0 +1,134 @@
+#include "lang/selection.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+namespace sx {
+
+std::string KnobDecl::type() const {
+  if (!forced_type.empty()) return forced_type;
+  switch (dflt ? dflt->kind : Kind::Nil) {
+    case Kind::Int: return "integer";
+    case Kind::Float: return "float";
+    case Kind::String: return "string";
+    case Kind::Symbol: return "symbol";
+    case Kind::Bool: return "boolean";
+    default: return "";
+  }
+}
+
+void add_set(Selection& s, const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UserError(Code::KNOB_005, {}, fmt::format("--set expected KNOB=VALUE, found `{}`", text),
+                    "write it as --set lr=3e-3");
+  s.sets.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+}
+
+std::vector<std::pair<std::string, std::string>> effective_sets(const Selection& s) {
+  std::map<std::string, std::string> last;
+  for (const auto& [k, v] : s.sets) last[k] = v;
+  return {last.begin(), last.end()};
+}
+
+namespace {
+std::string describe_choices(const KnobDecl& k) {
+  std::vector<std::string> cs;
+  for (const auto& c : k.choices) cs.push_back(canonical(*c));
+  return fmt::format("{}", fmt::join(cs, ", "));
+}
+}  // namespace
+
+ValueP parse_knob_value(const KnobDecl& k, const std::string& text, const std::string& source) {
+  std::string type = k.type();
+  auto wrong = [&]() {
+    return UserError(Code::KNOB_003, {},
+                     fmt::format("{}: knob `{}` is {} {}, found `{}`", source, k.name,
+                                 type == "integer" ? "an" : "a", type, text),
+                     type == "integer" && text.find_first_of(".eE") != std::string::npos
+                         ? "an integer knob takes no fractional part"
+                         : "");
+  };
+  ValueP v;
+  const char* b = text.data();
+  const char* e = text.data() + text.size();
+  if (type == "integer") {
+    int64_t i = 0;
+    auto r = std::from_chars(b + (b != e && *b == '+'), e, i);
+    if (r.ec != std::errc() || r.ptr != e || text.empty()) throw wrong();
+    v = integer(i);
+  } else if (type == "float") {
+    double d = 0;
+    auto r = std::from_chars(b + (b != e && *b == '+'), e, d);
+    if (r.ec != std::errc() || r.ptr != e || text.empty() || !std::isfinite(d)) throw wrong();
+    v = floating(d);
+  } else if (type == "boolean") {
+    if (text != "true" && text != "false") throw wrong();
+    v = boolean(text == "true");
+  } else if (type == "symbol") {
+    if (text.empty()) throw wrong();
+    v = symbol(text);
+  } else {
+    v = string(text);
+  }
+  check_knob_value(k, v, {}, source);
+  return v;
+}
+
+void check_knob_value(const KnobDecl& k, const ValueP& v, Span at, const std::string& source) {
+  std::string type = k.type();
+  bool ok = (type == "integer" && v->kind == Kind::Int) || (type == "float" && v->is_number()) ||
+            (type == "string" && v->kind == Kind::String) || (type == "symbol" && v->kind == Kind::Symbol) ||
+            (type == "boolean" && v->kind == Kind::Bool) || (v->kind == Kind::Nil && !k.forced_type.empty());
+  if (!ok)
+    throw UserError(Code::KNOB_003, at,
+                    fmt::format("{}: knob `{}` is {} {}, found {} `{}`", source, k.name, type == "integer" ? "an" : "a",
+                                type, type_name(*v), repr(*v)));
+  if (v->kind == Kind::Nil) return;
+  if (!k.choices.empty() &&
+      std::none_of(k.choices.begin(), k.choices.end(), [&](const ValueP& c) { return equal(*c, *v); }))
+    throw UserError(Code::KNOB_004, at,
+                    fmt::format("{}: knob `{}` is one of {}, found {}", source, k.name, describe_choices(k), canonical(*v)),
+                    did_you_mean(canonical(*v), [&] {
+                      std::vector<std::string> cs;
+                      for (const auto& c : k.choices) cs.push_back(canonical(*c));
+                      return cs;
+                    }()));
+  if (k.min && v->is_number() && v->as_double() < k.min->as_double())
+    throw UserError(Code::KNOB_004, at,
+                    fmt::format("{}: knob `{}` is at least {}, found {}", source, k.name, canonical(*k.min),
+                                canonical(*v)));
+  if (k.max && v->is_number() && v->as_double() > k.max->as_double())
+    throw UserError(Code::KNOB_004, at,
+                    fmt::format("{}: knob `{}` is at most {}, found {}", source, k.name, canonical(*k.max),
+                                canonical(*v)));
+}
+
+std::string canonical(const Value& v) {
+  switch (v.kind) {
+    case Kind::Float: return format_float(v.f);
+    case Kind::Nil: return "-";
+    default: return display(v);
+  }
+}
+
+std::string file_stem(const std::string& path) {
+  auto slash = path.rfind('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  auto dot = base.rfind('.');
+  return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+}
+
+std::string make_slug(const std::string& base, const std::string& variant,
+                           const std::vector<std::pair<std::string, std::string>>& sets) {
+  std::string slug = base;
+  if (!variant.empty()) slug += "-" + variant;
+  for (const auto& [k, v] : sets) slug += "-" + k + "=" + v;
+  for (char& c : slug)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '=' || c == '-')) c = '_';
+  return slug;
+}
+
+}  // namespace sx
