@@ -47,7 +47,7 @@ int64_t positive_int(Interp& in, const KeyArg& a, const Value& v, const char* fo
 template <typename T>
 std::shared_ptr<T> named(Interp& in, const KeyArg& a, const ValueP& v, const char* form, const char* what,
                          const std::vector<std::string>& declared) {
-  if (auto* p = v->object<T>()) return std::static_pointer_cast<T>(v->obj);
+  if (v->object<T>()) return std::static_pointer_cast<T>(v->obj);
   UserError e = in.error_here(Code::DEF_006, where(a),
                               fmt::format("{} `:{}` expected a {}, found {} `{}`; the declared {}s are {}", form, a.key,
                                           what, type_name(*v), repr(*v), what,

@@ -81,6 +81,7 @@ Interp::Interp(int64_t work_limit)
   register_builtins_lists(*this);
   register_builtins_strings(*this);
   register_declarations(*this);
+  register_tensor_builtins(*this);  // last: it wraps the numeric builtins
 }
 
 Interp::~Interp() = default;

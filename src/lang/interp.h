@@ -18,6 +18,7 @@ struct Env;
 using EnvP = std::shared_ptr<Env>;
 struct Experiment;
 struct Selection;
+struct TraceContext;
 class Interp;
 
 struct Env {
@@ -130,6 +131,9 @@ class Interp {
   // The selection the file is evaluated under; `(knob x)` reads it.
   const Selection* selection = nullptr;
 
+  // The model trace in progress, if any: tensor operations are allowed only then.
+  TraceContext* trace = nullptr;
+
  private:
   ValueP eval_list(const ValueP& form, const EnvP& env);
   ValueP apply_closure(const Closure& c, Args& args);
@@ -153,6 +157,7 @@ void register_builtins_numbers(Interp& in);   // arithmetic, comparison, int/flo
 void register_builtins_lists(Interp& in);     // list cons first rest nth len ...
 void register_builtins_strings(Interp& in);   // str format symbol keyword error print
 void register_declarations(Interp& in);       // defknob defvariant defloader defmodel ...
+void register_tensor_builtins(Interp& in);    // param matmul softmax ... and tensor arithmetic
 
 // Helpers for builtins: checked accessors that raise E-EVAL-004 naming the
 // function, the argument and what it expected.

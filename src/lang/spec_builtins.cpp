@@ -32,7 +32,7 @@ void require_kw(const Args& a, const std::vector<std::string>& keys) {
 }
 
 std::shared_ptr<ScheduleSpec> as_schedule(const Args& a, const ValueP& v) {
-  if (auto* s = v->object<ScheduleSpec>()) return std::static_pointer_cast<ScheduleSpec>(v->obj);
+  if (v->object<ScheduleSpec>()) return std::static_pointer_cast<ScheduleSpec>(v->obj);
   if (v->is_number()) {
     auto s = std::make_shared<ScheduleSpec>();
     s->kind = "constant";
