@@ -8,6 +8,7 @@
 
 #include "backend/ref/tensor.h"
 #include "graph/graph.h"
+#include "util/error.h"
 
 namespace sx::ref {
 
