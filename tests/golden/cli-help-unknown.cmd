@@ -1,0 +1,1 @@
+help E-EVAL-999

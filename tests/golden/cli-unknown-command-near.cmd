@@ -1,0 +1,1 @@
+chekc tiny.sx

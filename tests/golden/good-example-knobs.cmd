@@ -1,0 +1,1 @@
+knobs ../../examples/my-run.sx

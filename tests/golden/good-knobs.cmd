@@ -1,0 +1,1 @@
+knobs good-knobs.sx
