@@ -1,0 +1,58 @@
+#pragma once
+// A loader's data: every shard read, checked and tokenized into one sequence
+// of token ids (held in memory as int32), cut into windows of seq-len + 1
+// tokens. Window k starts at token k * seq-len, so a source of N tokens has
+// floor((N - 1) / seq-len) windows and consecutive windows share one token.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lang/experiment.h"
+
+namespace sx::data {
+
+struct ShardInfo {
+  std::string name;     // as errors and positions name it
+  int64_t first_token;  // index of its first token in the whole sequence
+  int64_t tokens;
+};
+
+class Dataset {
+ public:
+  // Reads everything before the first step: throws a UserError (E-DATA-...)
+  // naming the file, with the loader's declaration as its position. Relative
+  // sources are relative to `base_dir` (see experiment_dir).
+  static std::shared_ptr<const Dataset> load(const LoaderDecl& loader, const std::string& base_dir);
+  // For tests and tools: a dataset over given ids (one in-memory shard).
+  static std::shared_ptr<const Dataset> from_tokens(std::string loader, std::vector<int32_t> tokens, int64_t seq_len,
+                                                    int64_t vocab);
+
+  const std::string& loader() const { return loader_; }
+  Span span() const { return span_; }
+  int64_t seq_len() const { return seq_len_; }
+  int64_t vocab() const { return vocab_; }
+  int64_t num_tokens() const { return static_cast<int64_t>(tokens_.size()); }
+  int64_t num_windows() const;
+  const std::vector<ShardInfo>& shards() const { return shards_; }
+  const std::vector<int32_t>& tokens() const { return tokens_; }
+
+  // Window k: tokens[0..seq_len) are its first seq-len ids, targets its last seq-len.
+  void window(int64_t k, int32_t* tokens, int32_t* targets) const;
+  // The shard holding token t, and t's index within it.
+  std::pair<const ShardInfo*, int64_t> locate(int64_t t) const;
+  // E-DATA-012 unless the source has at least `windows` windows; `what` says who needs them.
+  void require_windows(int64_t windows, const std::string& what) const;
+
+ private:
+  std::string loader_;
+  Span span_;
+  int64_t seq_len_ = 0, vocab_ = 0;
+  std::vector<int32_t> tokens_;
+  std::vector<ShardInfo> shards_;
+};
+
+// The directory of the experiment file that declared `loader` ("" when unknown).
+std::string experiment_dir(const LoaderDecl& loader);
+
+}  // namespace sx::data
