@@ -24,10 +24,8 @@ TEST(Model, MlpGradients) {
 }
 
 // One pre-norm GPT block as std/nn builds it: embeddings, causal multi-head
-// attention, a GELU MLP, final norm and an untied head; built-in taps on.
-TEST(Model, AttentionBlockGradients) {
-  GradCheck c;
-  c.g.builtin_taps = true;
+// attention, a GELU MLP, final norm and an untied head; returns the loss.
+NodeId gpt_block(GradCheck& c) {
   const int64_t B = 2, T = 4, D = 8, H = 2, V = 7;
   NodeId tokens = c.ids({B, T}, V);
   NodeId x = add(c.g, embed(c.g, tokens, c.operand({V, D})), c.operand({T, D}));
@@ -39,7 +37,32 @@ TEST(Model, AttentionBlockGradients) {
   NodeId m = linear(c, gelu(c.g, linear(c, norm(c, x, D), D, 4 * D)), 4 * D, D);
   x = add(c.g, x, m);
   NodeId logits = matmul(c.g, norm(c, x, D), c.operand({D, V}, -0.5, 0.5));
-  c.check(cross_entropy(c.g, logits, c.ids({B, T}, V)));
+  return cross_entropy(c.g, logits, c.ids({B, T}, V));
+}
+
+TEST(Model, AttentionBlockGradients) {
+  GradCheck c;
+  c.g.builtin_taps = true;  // the taps hang off the graph without disturbing the gradients
+  c.check(gpt_block(c));
+}
+
+// The reference backend in float32 agrees with float64 to float32 rounding,
+// for the loss and for every gradient.
+TEST(Model, Float32MatchesFloat64) {
+  GradCheck c;
+  NodeId loss = gpt_block(c);
+  Gradients grads = backward(c.g, loss);
+  ref::Feeds<float> f32;
+  for (const auto& [k, t] : c.feeds.params)
+    f32.params[k] = ref::Tensor<float>::of(t.shape, std::vector<float>(t.f.begin(), t.f.end()));
+  for (const auto& [k, t] : c.feeds.inputs)
+    f32.inputs[k] = ref::Tensor<float>{t.dtype, t.shape, std::vector<float>(t.f.begin(), t.f.end()), t.i};
+  auto lo = ref::evaluate(c.g, f32);
+  auto hi = ref::evaluate(c.g, c.feeds);
+  EXPECT_NEAR(lo[loss].f[0], hi[loss].f[0], 1e-5 * std::abs(hi[loss].f[0]));
+  for (const auto& [path, id] : grads.params)
+    for (size_t k = 0; k < hi[id].f.size(); ++k)
+      EXPECT_NEAR(lo[id].f[k], hi[id].f[k], 1e-5 + 1e-4 * std::abs(hi[id].f[k])) << path << "[" << k << "]";
 }
 
 TEST(Autodiff, StopGradientBlocksAndUnusedParamsGetZeros) {
