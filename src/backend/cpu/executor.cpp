@@ -1,0 +1,152 @@
+#include "backend/cpu/executor.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "util/error.h"
+
+namespace sx::cpu {
+
+namespace {
+
+// Round-to-nearest-even to bfloat16, kept in f32: how bf16 is emulated (as the reference).
+void round_bf16(float* v, int64_t count) {
+  for (int64_t k = 0; k < count; ++k) {
+    uint32_t b;
+    std::memcpy(&b, &v[k], 4);
+    if ((b & 0x7f800000u) == 0x7f800000u) continue;
+    b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+    std::memcpy(&v[k], &b, 4);
+  }
+}
+
+}  // namespace
+
+CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
+    : g_(g), plan_(plan), pool_(threads) {
+  // Our threads split the work; OpenBLAS threads on top would oversubscribe,
+  // and its own split could make results depend on its thread count.
+  openblas_set_num_threads(1);
+  size_t bytes = static_cast<size_t>(std::max<int64_t>(plan_.arena_bytes, plan::kAlign));
+  arena_ = static_cast<char*>(
+      std::aligned_alloc(plan::kAlign, (bytes + plan::kAlign - 1) / plan::kAlign * plan::kAlign));
+  SX_ASSERT(arena_, "cannot allocate the arena");
+  std::memset(arena_, 0, bytes);
+  ptr_.assign(g.size(), nullptr);
+  param_data_.assign(g.size(), nullptr);
+  int64_t scratch = 0;
+  steps_.reserve(plan_.schedule.size());
+  for (NodeId id : plan_.schedule) {
+    const Node& n = g.node(id);
+    Step s{id, {}, std::vector<const void*>(n.inputs.size()), true};
+    bool view = plan_.storage[id] != id && plan::is_alias_op(n.op);
+    s.compute = !(view || n.op == Op::Param || n.op == Op::Input);
+    if (s.compute) prepare(g, id, s.prep);
+    scratch = std::max(scratch, s.prep.scratch_floats);
+    steps_.push_back(std::move(s));
+  }
+  for (int t = 0; t < pool_.size(); ++t) {
+    scratch_.emplace_back(new float[std::max<int64_t>(scratch, 1)]);
+    scratch_ptrs_.push_back(scratch_.back().get());
+  }
+  resolve_pointers();
+}
+
+CpuExecutor::~CpuExecutor() { std::free(arena_); }
+
+void CpuExecutor::resolve_pointers() {
+  for (NodeId id : plan_.schedule) {
+    NodeId root = plan_.storage[id];
+    ptr_[id] = plan_.offset[id] >= 0 ? static_cast<void*>(arena_ + plan_.offset[id])
+                                     : const_cast<float*>(param_data_[root]);
+  }
+  for (Step& s : steps_)
+    for (size_t k = 0; k < s.ins.size(); ++k) s.ins[k] = ptr_[g_.node(s.id).inputs[k]];
+}
+
+void CpuExecutor::bind_param(const std::string& path, const float* data) {
+  NodeId id = g_.find_param(path);
+  if (id == kNoNode || plan_.position[id] < 0) return;
+  param_data_[id] = data;
+  resolve_pointers();
+}
+
+void* CpuExecutor::input(const std::string& name) {
+  NodeId id = g_.find_input(name);
+  if (id == kNoNode || plan_.position[id] < 0) return nullptr;
+  return ptr_[id];
+}
+
+void CpuExecutor::run(const Feeds& feeds) {
+  bool rebind = false;
+  for (const auto& [path, id] : g_.params()) {
+    if (plan_.position[id] < 0) continue;
+    auto it = feeds.params.find(path);
+    SX_ASSERT(it != feeds.params.end(), "no value fed for param " + path);
+    rebind = rebind || param_data_[id] != it->second;
+    param_data_[id] = it->second;
+  }
+  if (rebind) resolve_pointers();
+  for (const auto& [name, id] : g_.inputs()) {
+    if (plan_.position[id] < 0) continue;
+    auto it = feeds.inputs.find(name);
+    SX_ASSERT(it != feeds.inputs.end(), "no value fed for input " + name);
+    std::memcpy(ptr_[id], it->second, g_.node(id).shape.numel() * 4);
+  }
+  run(feeds.rng_offset);
+}
+
+void CpuExecutor::run(uint64_t rng_offset) {
+  for (Step& s : steps_) {
+    const Node& n = g_.node(s.id);
+    if (n.op == Op::Param) SX_ASSERT(param_data_[s.id], "param " + n.path + " is not bound");
+    if (n.op == Op::Input && n.dtype == DType::BF16)
+      round_bf16(static_cast<float*>(ptr_[s.id]), n.shape.numel());
+    if (!s.compute) continue;
+    execute(s, rng_offset);
+  }
+}
+
+void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
+  const Node& n = g_.node(s.id);
+  Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), rng_offset};
+  switch (op_kind(n.op)) {
+    case OpKind::Leaf:
+      run_leaf(a);
+      break;
+    case OpKind::Unary:
+    case OpKind::Binary:
+    case OpKind::Ternary:
+      run_elementwise(a);
+      break;
+    case OpKind::Matrix:
+      run_matmul(a);
+      break;
+    case OpKind::Reduce:
+      run_reduce(a);
+      break;
+    case OpKind::Shape:
+      run_shape(a);
+      break;
+    case OpKind::Fused:
+    case OpKind::Control:
+      run_fused(a);
+      break;
+  }
+  if (n.dtype == DType::BF16) round_bf16(a.fo(), n.shape.numel());
+}
+
+ref::Tensor<float> CpuExecutor::tensor(NodeId id) const {
+  const Node& n = g_.node(id);
+  ref::Tensor<float> t = ref::Tensor<float>::zeros(n.dtype, n.shape);
+  if (is_float(n.dtype))
+    std::memcpy(t.f.data(), ptr_[id], t.f.size() * 4);
+  else
+    std::memcpy(t.i.data(), ptr_[id], t.i.size() * 4);
+  return t;
+}
+
+}  // namespace sx::cpu

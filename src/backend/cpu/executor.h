@@ -1,0 +1,84 @@
+#pragma once
+// The fast CPU backend: an interpreter over a memory plan. Built once from
+// (graph, plan, threads); each step runs the plan's schedule over one arena
+// allocated at construction, so a step allocates nothing. Results are
+// bit-identical for any thread count (see thread_pool.h and k_matmul.cpp).
+//
+//   plan::Plan p = plan::make_plan(g, {loss, grad_w, ...});
+//   cpu::CpuExecutor ex(g, p, env.threads);
+//   ex.bind_param("blocks.0.attn.wq.w", w.data());      // once; params stay outside
+//   std::memcpy(ex.input("tokens"), batch, bytes);       // each step (or run(Feeds))
+//   ex.run(rng_offset);
+//   float loss = ex.f32(loss)[0];  const float* gw = ex.f32(grad_w);
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/thread_pool.h"
+#include "backend/ref/tensor.h"
+#include "graph/graph.h"
+#include "plan/plan.h"
+
+namespace sx::cpu {
+
+struct Feeds {
+  std::map<std::string, const float*> params;  // by model path; read in place, never copied
+  std::map<std::string, const void*> inputs;   // by input name; copied into the arena (4 bytes an element)
+  uint64_t rng_offset = 0;                     // the step's Philox offset (dropout)
+};
+
+class CpuExecutor {
+ public:
+  // The graph must outlive the executor; the plan is copied.
+  CpuExecutor(const Graph& g, const plan::Plan& plan, int threads);
+  ~CpuExecutor();
+
+  int threads() const { return pool_.size(); }
+  const plan::Plan& plan() const { return plan_; }
+
+  // Where the params live: bound once, read each step (an optimizer may
+  // update them between steps). Unknown paths, or params the plan does not
+  // need, are ignored.
+  void bind_param(const std::string& path, const float* data);
+  // The arena slot of an input (float* or int32_t* by its dtype): write the
+  // step's values there before run(). nullptr when the plan does not need it.
+  void* input(const std::string& name);
+
+  // One step: the schedule in order. A bad id in embed/gather/cross-entropy
+  // throws sx::UserError E-SHAPE-012, as the reference does.
+  void run(uint64_t rng_offset = 0);
+  // Binds every param, copies every input, then runs.
+  void run(const Feeds& feeds);
+
+  // A computed node's values after run(): outputs stay valid until the next
+  // step; any other node only while the plan keeps it live (do not rely on it).
+  const float* f32(NodeId id) const { return static_cast<const float*>(ptr_[id]); }
+  const int32_t* i32(NodeId id) const { return static_cast<const int32_t*>(ptr_[id]); }
+  // A copy as a reference-backend tensor, for tests and reports (allocates).
+  ref::Tensor<float> tensor(NodeId id) const;
+
+ private:
+  struct Step {
+    NodeId id;
+    Prep prep;
+    std::vector<const void*> ins;
+    bool compute;  // false for params, inputs and views
+  };
+  void resolve_pointers();
+  void execute(Step& s, uint64_t rng_offset);
+
+  const Graph& g_;
+  plan::Plan plan_;
+  ThreadPool pool_;
+  char* arena_ = nullptr;
+  std::vector<Step> steps_;
+  std::vector<void*> ptr_;                // per node, where its values are this step
+  std::vector<const float*> param_data_;  // per param node, as bound
+  std::vector<std::unique_ptr<float[]>> scratch_;
+  std::vector<float*> scratch_ptrs_;
+};
+
+}  // namespace sx::cpu

@@ -1,0 +1,59 @@
+#pragma once
+// The CPU kernels, one function per group of ops (k_*.cpp), and what they
+// share. A kernel gets its node, its inputs' and output's data (4 bytes an
+// element: float for f32 and bf16, int32 for i32 and bool) and what the
+// executor prepared for it at construction, so a step allocates nothing.
+#include <cstdint>
+#include <vector>
+
+#include "backend/cpu/strided.h"
+#include "backend/cpu/thread_pool.h"
+#include "graph/graph.h"
+
+namespace sx::cpu {
+
+// Per node, everything a kernel needs that depends only on shapes.
+struct Prep {
+  Strided it;                  // elementwise and copy ops: operand 0 is the output
+  std::vector<Strided> parts;  // concat: one copy per input
+  std::vector<int64_t> batch;  // matmul: per batch, the A and B matrix indices
+  int64_t scratch_floats = 0;  // per thread (attention) or shared (cross-entropy)
+};
+
+struct Args {
+  const Node& n;
+  const Graph& g;
+  const void* const* in;
+  void* out;
+  const Prep& prep;
+  ThreadPool& pool;
+  float* const* scratch;  // per thread, prep.scratch_floats each
+  uint64_t rng_offset;
+
+  const float* f(size_t i) const { return static_cast<const float*>(in[i]); }
+  const int32_t* i(size_t k) const { return static_cast<const int32_t*>(in[k]); }
+  float* fo() const { return static_cast<float*>(out); }
+  int32_t* io() const { return static_cast<int32_t*>(out); }
+  const Node& input(size_t k) const { return g.node(n.inputs[k]); }
+};
+
+// Elements per task for cheap elementwise work: big enough to amortise a
+// dispatch, small enough to split a [512, 1024] activation.
+constexpr int64_t kGrain = 16384;
+
+void prepare(const Graph& g, NodeId id, Prep& prep);  // fills what the op's kernel needs
+
+void run_elementwise(const Args& a);  // unary, binary, where, cast
+void run_reduce(const Args& a);       // sum, mean, max, logsumexp, argmax
+void run_matmul(const Args& a);
+void run_attention(const Args& a);
+int64_t attention_scratch(const Node& q, const Node& k);  // floats per thread
+void run_shape(
+    const Args& a);  // reshape copies, permute, slice, concat, gather, expand, sum-to, pad, scatter-add
+void run_fused(const Args& a);  // softmax, norms, embed, cross-entropy, accuracy, dropout, copies
+void run_leaf(const Args& a);   // full, arange
+
+// Ids index an axis of size n: anything else is the user's data (E-SHAPE-012).
+void check_ids(const Node& n, const int32_t* ids, int64_t count, int64_t size);
+
+}  // namespace sx::cpu

@@ -1,0 +1,32 @@
+#pragma once
+// Sums and dot products in 16 fixed lanes, combined in a fixed tree: the
+// vectorised order of additions depends only on the length, never on the
+// thread count or the machine, so results are reproducible everywhere.
+#include <cstdint>
+
+namespace sx::cpu {
+
+constexpr int kLanes = 16;
+
+inline float combine(float* acc) {
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+  return acc[0];
+}
+
+// sum of f(x[j]) for j < n.
+template <typename F>
+inline float sum_lanes(const float* x, int64_t n, F f) {
+  float acc[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += f(x[j + l]);
+  for (int l = 0; j + l < n; ++l) acc[l] += f(x[j + l]);
+  return combine(acc);
+}
+
+inline float sum_lanes(const float* x, int64_t n) {
+  return sum_lanes(x, n, [](float v) { return v; });
+}
+
+}  // namespace sx::cpu

@@ -1,0 +1,209 @@
+// Every op, forward: the CPU backend against the reference on random inputs,
+// with broadcasting, non-contiguous views and sizes that are not multiples of
+// the vector width or the tiles.
+#include <gtest/gtest.h>
+
+#include "backend/cpu/test_util.h"
+
+namespace sx::cpu::testing {
+namespace {
+
+using namespace ops;
+
+// Compares `outs` with the reference (exactly when `exact`), under two thread
+// counts and with views and in-place reuse both on and off.
+void check(Case& c, const std::vector<NodeId>& outs, double rtol = 1e-5, bool exact = false) {
+  c.fill_params();
+  auto want = ref::evaluate<float>(c.g, c.feeds, outs);
+  auto one = c.cpu(outs, 1);
+  auto three = c.cpu(outs, 3);
+  auto plain = c.cpu(outs, 2, {.in_place = false, .alias = false});
+  for (size_t k = 0; k < outs.size(); ++k) {
+    std::string what = "%" + std::to_string(outs[k]) + " " + op_name(c.g.node(outs[k]).op);
+    if (exact)
+      EXPECT_TRUE(same_bits(one[k], want[outs[k]])) << what << " differs from the reference";
+    else
+      expect_close(one[k], want[outs[k]], rtol, what);
+    EXPECT_TRUE(same_bits(one[k], three[k])) << what << " differs between 1 and 3 threads";
+    EXPECT_TRUE(same_bits(one[k], plain[k])) << what << " differs without views and in-place reuse";
+  }
+}
+
+TEST(CpuOps, UnaryFloat) {
+  Case c;
+  NodeId x = c.in({5, 37}), p = c.in({3, 19}, 0.1f, 4.0f);
+  std::vector<NodeId> outs;
+  for (Op op : {Op::Neg, Op::Exp, Op::Sin, Op::Cos, Op::Tanh, Op::Sigmoid, Op::Relu, Op::Gelu, Op::Silu,
+                Op::Abs, Op::Sign, Op::GeluGrad})
+    outs.push_back(unary(c.g, op, x));
+  for (Op op : {Op::Log, Op::Sqrt, Op::Rsqrt}) outs.push_back(unary(c.g, op, p));
+  check(c, outs);
+}
+
+TEST(CpuOps, ExactOps) {
+  Case c;
+  NodeId x = c.in({4, 33}), y = c.in({33});
+  NodeId i = c.ids({4, 33}, 100), j = c.ids({33}, 100);
+  check(c,
+        {neg(c.g, x),
+         abs(c.g, x),
+         relu(c.g, x),
+         sign(c.g, x),
+         add(c.g, x, y),
+         sub(c.g, y, x),
+         mul(c.g, x, y),
+         div(c.g, x, y),
+         maximum(c.g, x, y),
+         minimum(c.g, y, x),
+         lt(c.g, x, y),
+         ge(c.g, y, x),
+         eq(c.g, x, x),
+         ne(c.g, x, y),
+         add(c.g, i, j),
+         sub(c.g, i, j),
+         mul(c.g, i, j),
+         maximum(c.g, i, j),
+         neg(c.g, i),
+         abs(c.g, neg(c.g, i)),
+         sign(c.g, sub(c.g, i, j)),
+         relu(c.g, sub(c.g, i, j)),
+         le(c.g, i, j),
+         eq(c.g, lt(c.g, i, j), gt(c.g, j, i)),
+         where(c.g, gt(c.g, x, y), x, y),
+         cast(c.g, x, DType::I32),
+         cast(c.g, x, DType::Bool),
+         cast(c.g, i, DType::F32),
+         cast(c.g, x, DType::BF16),
+         add(c.g, cast(c.g, x, DType::BF16), y),
+         full(c.g, {3, 5}, 1.5),
+         full(c.g, {7}, 3, DType::I32),
+         arange(c.g, 11),
+         arange(c.g, 5, DType::F32)},
+        0, true);
+}
+
+TEST(CpuOps, BinaryBroadcasts) {
+  Case c;
+  NodeId a = c.in({3, 5, 7}), row = c.in({7}), col = c.in({5, 1}), s = c.in({}), mid = c.in({3, 1, 7});
+  NodeId lead = c.in({1, 5, 7}), pos = c.in({3, 5, 7}, 0.5f, 2.0f);
+  std::vector<NodeId> outs;
+  for (NodeId b : {row, col, s, mid, lead}) {
+    outs.push_back(add(c.g, a, b));
+    outs.push_back(sub(c.g, b, a));
+    outs.push_back(mul(c.g, b, a));
+    outs.push_back(div(c.g, a, b));
+    outs.push_back(where(c.g, gt(c.g, a, b), b, a));
+  }
+  outs.push_back(pow(c.g, pos, row));
+  outs.push_back(add(c.g, col, row));  // both broadcast: [5, 7]
+  check(c, outs);
+}
+
+TEST(CpuOps, Matmul) {
+  Case c;
+  NodeId a = c.in({2, 3, 17, 19}), b = c.in({19, 23});
+  NodeId p = c.in({3, 1, 5, 6}), q = c.in({1, 4, 6, 7});
+  NodeId big_a = c.in({130, 70}), big_b = c.in({70, 600});  // crosses the 64-row and 512-column tiles
+  NodeId t = c.in({9, 4});
+  check(c, {matmul(c.g, a, b), matmul(c.g, p, q), matmul(c.g, big_a, big_b),
+            matmul(c.g, transpose(c.g, t), t), matmul(c.g, b, transpose(c.g, b))});
+}
+
+TEST(CpuOps, Reductions) {
+  Case c;
+  NodeId x = c.in({4, 6, 37});
+  NodeId i = c.ids({4, 6, 37}, 50);
+  std::vector<NodeId> outs;
+  for (int axis = 0; axis < 3; ++axis)
+    for (bool keep : {false, true}) {
+      for (Op op : {Op::Sum, Op::Mean, Op::Max, Op::LogSumExp, Op::Argmax})
+        outs.push_back(reduce(c.g, op, x, axis, keep));
+      for (Op op : {Op::Sum, Op::Max, Op::Argmax}) outs.push_back(reduce(c.g, op, i, axis, keep));
+    }
+  outs.push_back(sum_all(c.g, x));
+  outs.push_back(mean_all(c.g, x));
+  NodeId long_line = c.in({5000});
+  outs.push_back(sum(c.g, long_line, 0));
+  check(c, outs);
+}
+
+TEST(CpuOps, ShapeOpsAreExact) {
+  Case c;
+  NodeId x = c.in({3, 4, 5, 6});
+  NodeId m = c.in({7, 9});
+  NodeId ids = c.ids({2, 5}, 7);
+  NodeId i = c.ids({3, 4}, 1000);
+  check(c,
+        {reshape(c.g, x, {12, -1}), permute(c.g, x, {2, 0, 3, 1}), transpose(c.g, x), slice(c.g, x, 2, 1, 4),
+         slice(c.g, x, 3, -4, -1), concat(c.g, {x, permute(c.g, x, {0, 1, 2, 3})}, 1),
+         concat(c.g, {slice(c.g, x, 3, 0, 2), x, slice(c.g, x, 3, 5, 6)}, 3), gather(c.g, m, ids, 0),
+         gather(c.g, m, ids, 1), expand(c.g, reshape(c.g, m, {7, 1, 9}), Shape{7, 4, 9}),
+         pad(c.g, x, 1, 2, 3), pad(c.g, m, 1, 0, 5), permute(c.g, i, {1, 0}), concat(c.g, {i, i}, 0),
+         stop_gradient(c.g, x), tap(c.g, "t", max(c.g, reshape(c.g, m, {-1}), 0))},
+        0, true);
+}
+
+TEST(CpuOps, SumsThatUndoBroadcasting) {
+  Case c;
+  NodeId x = c.in({3, 5, 7}), g = c.in({2, 5, 7}), ids = c.ids({2}, 4), tab = c.ids({2, 7}, 9);
+  NodeId big = c.in({600, 70});
+  check(c,
+        {sum_to(c.g, x, Shape{7}), sum_to(c.g, x, Shape{5, 1}), sum_to(c.g, x, Shape{3, 1, 7}),
+         sum_to(c.g, x, Shape{1, 5, 7}), sum_to(c.g, x, Shape{}), sum_to(c.g, big, Shape{70}),
+         sum_to(c.g, big, Shape{600, 1}), scatter_add(c.g, g, ids, 0, 4),
+         scatter_add(c.g, g, c.ids({2}, 2), 0, 2), scatter_add(c.g, x, c.ids({5}, 3), 1, 3),
+         scatter_add(c.g, tab, ids, 0, 4)},
+        0, true);
+}
+
+TEST(CpuOps, NonContiguousViewChains) {
+  Case c;
+  NodeId x = c.in({4, 6, 10}), y = c.in({10, 3});
+  NodeId v = transpose(c.g, slice(c.g, permute(c.g, x, {2, 0, 1}), 0, 1, 9));  // [8, 6, 4]
+  NodeId w = reshape(c.g, slice(c.g, transpose(c.g, y), 1, 0, 2), {1, 6, 1});
+  check(c, {v, add(c.g, v, full(c.g, {4}, 2.0)), mul(c.g, v, v), exp(c.g, transpose(c.g, v)),
+            matmul(c.g, v, transpose(c.g, reshape(c.g, slice(c.g, x, 2, 0, 4), {24, 4}))), sum(c.g, v, 1),
+            softmax(c.g, v, 1), layer_norm(c.g, v, c.in({4}), c.in({4})), add(c.g, w, v)});
+}
+
+TEST(CpuOps, Fused) {
+  Case c;
+  NodeId x = c.in({3, 5, 33}, -4, 4), gain = c.in({33}), bias = c.in({33});
+  NodeId logits = c.in({3, 5, 41}, -5, 5), targets = c.ids({3, 5}, 41);
+  NodeId table = c.in({11, 19}), ids = c.ids({2, 7}, 11);
+  NodeId mask = c.in({2, 3}, -INFINITY, -INFINITY);  // all -inf: softmax gives NaN like the reference
+  check(c,
+        {softmax(c.g, x), softmax(c.g, x, 0), softmax(c.g, x, 1), log_softmax(c.g, x), log_softmax(c.g, x, 1),
+         layer_norm(c.g, x, gain, bias), rms_norm(c.g, x, gain), embed(c.g, ids, table),
+         cross_entropy(c.g, logits, targets), accuracy(c.g, logits, targets), softmax(c.g, mask)});
+}
+
+TEST(CpuOps, Attention) {
+  Case c;
+  NodeId q = c.in({2, 3, 70, 16}), k = c.in({2, 3, 70, 16}), v = c.in({2, 3, 70, 12});
+  NodeId q2 = c.in({2, 5, 8}), k2 = c.in({2, 9, 8}), v2 = c.in({2, 9, 3});  // fewer queries than keys
+  NodeId q3 = c.in({9, 8}), k3 = c.in({5, 8}), v3 = c.in({5, 4});  // more: the first rows see nothing
+  check(c, {attention(c.g, q, k, v, true), attention(c.g, q, k, v, false), attention(c.g, q2, k2, v2, true),
+            attention(c.g, q2, k2, v2, false, 0.3), attention(c.g, q3, k3, v3, true)});
+}
+
+TEST(CpuOps, DropoutMatchesThePhiloxStreamExactly) {
+  Case c;
+  c.feeds.rng_offset = 0x1234567890ull;
+  NodeId x = c.in({7, 33});
+  check(c, {dropout(c.g, x, 0.3, 42, 5), dropout(c.g, neg(c.g, x), 0.5, 0xFFFFFFFFFFull, 0)}, 0, true);
+}
+
+TEST(CpuOps, BadIdsAreUserErrors) {
+  Case c;
+  NodeId table = c.in({4, 3});
+  NodeId ids = c.ids({5}, 4);
+  c.feeds.inputs["in1"].i[2] = 4;
+  NodeId e = embed(c.g, ids, table);
+  plan::Plan p = plan::make_plan(c.g, {e});
+  CpuExecutor ex(c.g, p, 2);
+  EXPECT_THROW(ex.run(c.cpu_feeds()), UserError);
+}
+
+}  // namespace
+}  // namespace sx::cpu::testing

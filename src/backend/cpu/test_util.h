@@ -1,0 +1,99 @@
+#pragma once
+// Shared by the CPU backend's tests: random feeds for a graph, running it on
+// the reference and CPU backends, and comparing the two.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "backend/cpu/executor.h"
+#include "backend/ref/ref.h"
+#include "graph/build.h"
+#include "plan/plan.h"
+
+namespace sx::cpu::testing {
+
+// A graph with random inputs and params, fed alike to both backends.
+struct Case {
+  Graph g;
+  ref::Feeds<float> feeds;
+  std::mt19937 rng{1234};
+
+  NodeId in(const Shape& s, float lo = -2, float hi = 2) {
+    std::string name = "in" + std::to_string(feeds.inputs.size());
+    std::uniform_real_distribution<float> u(lo, hi);
+    std::vector<float> v(s.numel());
+    for (float& x : v) x = u(rng);
+    feeds.inputs[name] = ref::Tensor<float>::of(s, v);
+    return ops::input(g, name, s.vec(), DType::F32);
+  }
+  NodeId ids(const Shape& s, int32_t below, DType dtype = DType::I32) {
+    std::string name = "in" + std::to_string(feeds.inputs.size());
+    std::uniform_int_distribution<int32_t> u(0, below - 1);
+    std::vector<int32_t> v(s.numel());
+    for (int32_t& x : v) x = u(rng);
+    feeds.inputs[name] = ref::Tensor<float>::ints(s, v, dtype);
+    return ops::input(g, name, s.vec(), dtype);
+  }
+  // Gives every param of the graph random values (normal, std `std`).
+  void fill_params(float std = 0.5f) {
+    std::normal_distribution<float> n(0, std);
+    for (const auto& [path, id] : g.params()) {
+      if (feeds.params.count(path)) continue;
+      std::vector<float> v(g.node(id).shape.numel());
+      for (float& x : v) x = n(rng);
+      feeds.params[path] = ref::Tensor<float>::of(g.node(id).shape, v);
+    }
+  }
+  Feeds cpu_feeds() const {
+    Feeds f;
+    for (const auto& [k, t] : feeds.inputs)
+      f.inputs[k] = is_float(t.dtype) ? (const void*)t.f.data() : t.i.data();
+    for (const auto& [k, t] : feeds.params) f.params[k] = t.f.data();
+    f.rng_offset = feeds.rng_offset;
+    return f;
+  }
+  // The outputs computed by the CPU backend with `threads` threads.
+  std::vector<ref::Tensor<float>> cpu(const std::vector<NodeId>& outs, int threads, plan::Options o = {}) {
+    plan::Plan p = plan::make_plan(g, outs, o);
+    CpuExecutor ex(g, p, threads);
+    ex.run(cpu_feeds());
+    std::vector<ref::Tensor<float>> r;
+    for (NodeId id : outs) r.push_back(ex.tensor(id));
+    return r;
+  }
+};
+
+// |cpu - ref| <= rtol (|ref| + max |ref| of the tensor): relative, with a
+// floor for elements that cancel to near zero. Ints must be equal.
+inline void expect_close(const ref::Tensor<float>& got, const ref::Tensor<float>& want, double rtol,
+                         const std::string& what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  ASSERT_EQ(got.dtype, want.dtype) << what;
+  if (!is_float(want.dtype)) {
+    EXPECT_EQ(got.i, want.i) << what;
+    return;
+  }
+  double scale = 0;
+  for (float v : want.f)
+    if (std::isfinite(v)) scale = std::max(scale, std::fabs(double(v)));
+  int bad = 0;
+  for (size_t k = 0; k < want.f.size() && bad < 5; ++k) {
+    double w = want.f[k], g = got.f[k];
+    if (std::isnan(w) || std::isinf(w)) {
+      bool same = std::isnan(w) ? std::isnan(g) : g == w;
+      if (!same) ++bad, ADD_FAILURE() << what << " element " << k << ": cpu " << g << ", ref " << w;
+      continue;
+    }
+    if (!(std::fabs(g - w) <= rtol * (std::fabs(w) + scale)))
+      ++bad, ADD_FAILURE() << what << " element " << k << " of " << want.shape.str() << ": cpu " << g
+                           << ", ref " << w << " (scale " << scale << ")";
+  }
+}
+
+inline bool same_bits(const ref::Tensor<float>& a, const ref::Tensor<float>& b) {
+  return a.shape == b.shape && a.i == b.i && a.f.size() == b.f.size() &&
+         std::memcmp(a.f.data(), b.f.data(), a.f.size() * 4) == 0;
+}
+
+}  // namespace sx::cpu::testing

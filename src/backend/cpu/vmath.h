@@ -1,0 +1,54 @@
+#pragma once
+// Branch-free float math that g++ vectorises inside plain loops (libm calls
+// block vectorisation). exp_f is Cephes' expf: range reduction by ln 2 and a
+// degree-5 polynomial, within 2 ulp of expf on its range; exactly 0 below
+// -87.3 (so masked scores of -inf give exact zeros) and +inf above 88.0 (so
+// that 2^n stays a normal float; callers exponentiate max-shifted values).
+// Rounding uses the 1.5 * 2^23 trick, not floorf, so plain SSE2 vectorises it.
+#include <cstdint>
+#include <cstring>
+
+namespace sx::cpu {
+
+inline float exp_f(float x) {
+  const float hi = 88.0f, lo = -87.3365447505531f;
+  float xc = x > hi ? hi : (x < lo ? lo : x);
+  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, 4);
+  float y = p * scale;
+  y = x < lo ? 0.0f : y;
+  y = x > hi ? __builtin_inff() : y;
+  return x != x ? x : y;
+}
+
+constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2 / pi)
+constexpr float kGeluA = 0.044715f;
+
+// 0.5 x (1 + tanh(u)) written as x * sigmoid(2u): the same function, with no
+// cancellation and no tanh call.
+inline float gelu_f(float x) {
+  float u = kGeluC * (x + kGeluA * x * x * x);
+  return x / (1.0f + exp_f(-2.0f * u));
+}
+
+// d gelu / dx with s = sigmoid(2u): 1 + tanh u = 2s and 1 - tanh^2 u = 4s(1 - s).
+inline float gelu_grad_f(float x) {
+  float u = kGeluC * (x + kGeluA * x * x * x);
+  float s = 1.0f / (1.0f + exp_f(-2.0f * u));
+  return s + 2.0f * x * s * (1.0f - s) * kGeluC * (1.0f + 3.0f * kGeluA * x * x);
+}
+
+inline float sigmoid_f(float x) { return 1.0f / (1.0f + exp_f(-x)); }
+
+}  // namespace sx::cpu
