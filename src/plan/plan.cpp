@@ -118,7 +118,9 @@ Plan make_plan(const Graph& g, const std::vector<NodeId>& outputs, const Options
   for (NodeId id : p.schedule) {
     NodeId r = find(parent, id);
     if (r == id) p.first[id] = g.node(id).op == Op::Input ? 0 : p.position[id];
-    p.last[r] = std::max(p.last[r], is_output[id] ? end : p.position[id]);
+    // Inputs stay for the whole step, so a batch written once can be run again.
+    bool pinned = is_output[id] || g.node(id).op == Op::Input;
+    p.last[r] = std::max(p.last[r], pinned ? end : p.position[id]);
     for (NodeId in : g.node(id).inputs) {
       NodeId ri = find(parent, in);
       p.last[ri] = std::max(p.last[ri], p.position[id]);

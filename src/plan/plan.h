@@ -5,9 +5,9 @@
 // Every element is 4 bytes (f32 and bf16 as float, i32 and bool as int32), so
 // a node's buffer is numel * 4 bytes rounded up to kAlign. Params are owned
 // outside the arena (the runtime binds them); inputs live in the arena at
-// fixed offsets, live from the start of the step, and are never overwritten
-// in place, so a fed batch can be reused across steps. Outputs live to the
-// end of the step so they can be read after it.
+// fixed offsets for the whole step and are never overwritten, so a batch
+// written once can be run again. Outputs live to the end of the step so they
+// can be read after it.
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -36,8 +36,8 @@ struct Plan {
   // Per node: position in `schedule`, -1 if not needed.
   std::vector<int32_t> position;
   // Per storage node: its buffer's size in bytes (aligned) and lifetime as
-  // schedule positions [first, last], inclusive; inputs start at 0, outputs
-  // end at schedule.size(). Zero for non-storage nodes.
+  // schedule positions [first, last], inclusive; inputs span [0, schedule.size()],
+  // outputs end at schedule.size(). Zero for non-storage nodes.
   std::vector<int64_t> bytes;
   std::vector<int32_t> first, last;
   std::vector<NodeId> outputs;

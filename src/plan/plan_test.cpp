@@ -25,6 +25,8 @@ void check(const Graph& g, const Plan& p) {
     for (NodeId in : g.node(id).inputs) last[in] = std::max(last[in], p.position[id]);
   }
   for (NodeId o : p.outputs) last[o] = end;
+  for (NodeId id : p.schedule)
+    if (g.node(id).op == Op::Input) last[id] = end;
   for (NodeId id : p.schedule) {
     EXPECT_NE(p.storage[id], kNoNode);
     if (g.node(id).op == Op::Param) {

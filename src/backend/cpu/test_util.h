@@ -65,9 +65,11 @@ struct Case {
 };
 
 // |cpu - ref| <= rtol (|ref| + max |ref| of the tensor): relative, with a
-// floor for elements that cancel to near zero. Ints must be equal.
+// floor for elements that cancel to near zero (and `atol`, for tensors that
+// are all rounding noise, like a gradient that is zero in exact arithmetic).
+// Ints must be equal.
 inline void expect_close(const ref::Tensor<float>& got, const ref::Tensor<float>& want, double rtol,
-                         const std::string& what) {
+                         const std::string& what, double atol = 0) {
   ASSERT_EQ(got.shape, want.shape) << what;
   ASSERT_EQ(got.dtype, want.dtype) << what;
   if (!is_float(want.dtype)) {
@@ -85,7 +87,7 @@ inline void expect_close(const ref::Tensor<float>& got, const ref::Tensor<float>
       if (!same) ++bad, ADD_FAILURE() << what << " element " << k << ": cpu " << g << ", ref " << w;
       continue;
     }
-    if (!(std::fabs(g - w) <= rtol * (std::fabs(w) + scale)))
+    if (!(std::fabs(g - w) <= rtol * (std::fabs(w) + scale) + atol))
       ++bad, ADD_FAILURE() << what << " element " << k << " of " << want.shape.str() << ": cpu " << g
                            << ", ref " << w << " (scale " << scale << ")";
   }
