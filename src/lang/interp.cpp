@@ -42,7 +42,8 @@ ValueP Args::get(const std::string& key) const {
 }
 
 Span Args::span_of(size_t k) const {
-  if (k < pos.size() && pos[k]->span.valid()) return pos[k]->span;
+  if (k < pos_spans.size() && pos_spans[k].valid()) return pos_spans[k];
+  if (k < pos.size() && pos[k]->span.valid() && pos_spans.empty()) return pos[k]->span;
   return call;
 }
 
@@ -98,11 +99,12 @@ void Interp::builtin(const std::string& name, std::function<ValueP(Interp&, Args
 void Interp::special(const std::string& name, SpecialForm f) { specials_[name] = std::move(f); }
 
 void Interp::charge(int64_t n, Span at) {
-  work_ += n;
-  if (work_ > limit_) {
+  if (n > limit_ - work_) {
+    work_ = limit_ + 1;
     throw error_here(Code::EVAL_041, at, fmt::format("the compile-time work budget of {} was exceeded", limit_),
                      "raise SEXPGPU_EVAL_LIMIT, or do less work at compile time");
   }
+  work_ += n;
 }
 
 std::string Interp::call_chain(size_t max) const {
@@ -171,6 +173,7 @@ Args Interp::eval_args(const Value& form, const EnvP& env, std::string fn_name) 
       args.kw_spans.push_back(x->span);
     } else {
       args.pos.push_back(eval(x, env));
+      args.pos_spans.push_back(x->span);
     }
   }
   return args;
@@ -239,6 +242,16 @@ ValueP Interp::apply_closure(const Closure& c, Args& args) {
     for (const auto& [k, d] : p.kw) all.push_back(":" + k);
     return all.empty() ? std::string("no parameters") : fmt::format("[{}]", fmt::join(all, " "));
   };
+  for (size_t k = 0; k < args.kw.size(); ++k) {
+    const auto& key = args.kw[k].first;
+    bool known = std::any_of(p.kw.begin(), p.kw.end(), [&](const auto& d) { return d.first == key; });
+    if (!known) {
+      UserError err = error_here(Code::EVAL_003, args.kw_spans[k],
+                                 fmt::format("`{}` has no keyword parameter `:{}`: it takes {}", name, key, accepted()));
+      if (auto near = nearest(key, p.names()); !near.empty()) err.first().help = fmt::format("did you mean `:{}`?", near);
+      throw err;
+    }
+  }
   if (args.pos.size() < p.pos.size())
     throw error_here(Code::EVAL_003, args.call,
                      fmt::format("`{}` is missing its argument `{}`: it takes {}", name, p.pos[args.pos.size()],
@@ -250,16 +263,6 @@ ValueP Interp::apply_closure(const Closure& c, Args& args) {
   for (size_t k = 0; k < p.pos.size(); ++k) env->vars[p.pos[k]] = args.pos[k];
   if (!p.rest.empty())
     env->vars[p.rest] = list(std::vector<ValueP>(args.pos.begin() + static_cast<long>(p.pos.size()), args.pos.end()));
-  for (size_t k = 0; k < args.kw.size(); ++k) {
-    const auto& key = args.kw[k].first;
-    bool known = std::any_of(p.kw.begin(), p.kw.end(), [&](const auto& d) { return d.first == key; });
-    if (!known) {
-      UserError err = error_here(Code::EVAL_003, args.kw_spans[k],
-                                 fmt::format("`{}` has no keyword parameter `:{}`: it takes {}", name, key, accepted()));
-      if (auto near = nearest(key, p.names()); !near.empty()) err.first().help = fmt::format("did you mean `:{}`?", near);
-      throw err;
-    }
-  }
   frames_.push_back({name, c.def, args.call});
   struct Pop {
     std::vector<Frame>& f;

@@ -33,6 +33,7 @@ struct Env {
 // the order given. `call` is the whole call form, for positions.
 struct Args {
   std::vector<ValueP> pos;
+  std::vector<Span> pos_spans;  // where each positional was written (when it was)
   std::vector<std::pair<std::string, ValueP>> kw;
   std::vector<Span> kw_spans;  // where each keyword was written
   Span call;

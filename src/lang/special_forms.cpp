@@ -67,9 +67,12 @@ ValueP make_closure(Interp& in, const Value& form, const EnvP& env, size_t param
 ValueP quasi(Interp& in, const ValueP& x, const EnvP& env, int depth) {
   if (x->kind != Kind::List || x->items.empty()) return x;
   const Value& head = *x->items[0];
-  if (head.is_symbol("unquote") && x->items.size() == 2) {
-    if (depth == 1) return in.eval(x->items[1], env);
-    return list({x->items[0], quasi(in, x->items[1], env, depth - 1)}, x->span);
+  if ((head.is_symbol("unquote") || head.is_symbol("unquote-splicing")) && x->items.size() == 2) {
+    if (depth > 1) return list({x->items[0], quasi(in, x->items[1], env, depth - 1)}, x->span);
+    if (head.is_symbol("unquote-splicing"))
+      throw in.error_here(Code::EVAL_009, x->span, "`,@` must stand inside a list to splice into",
+                          "write `(a ,@xs) to splice xs into a list");
+    return in.eval(x->items[1], env);
   }
   if (head.is_symbol("quasiquote") && x->items.size() == 2)
     return list({x->items[0], quasi(in, x->items[1], env, depth + 1)}, x->span);
@@ -116,7 +119,7 @@ void register_special_forms(Interp& in) {
   for (const char* name : {"unquote", "unquote-splicing"}) {
     in.special(name, [name](Interp& in, const Value& f, const EnvP&) -> ValueP {
       throw in.error_here(Code::EVAL_009, f.span,
-                          fmt::format("`{}` appeared outside a quasiquote", name[8] ? ",@" : ","),
+                          fmt::format("`{}` appeared outside a quasiquote", name[7] == '-' ? ",@" : ","),
                           "use it inside `( ... ) to insert values into quoted code");
     });
   }

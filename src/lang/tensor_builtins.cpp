@@ -297,7 +297,13 @@ void register_tensor_builtins(Interp& in) {
     int64_t end = a.size() > 3 ? int_arg(a, 3) : static_cast<int64_t>(kw_num(a, "end", static_cast<double>(len)));
     return wrap(in, ops::slice(*in.trace->graph, x, axis, start, end, a.call), a.call);
   });
-  in.builtin("concat", [](Interp& in, Args& a) {
+  const ValueP* list_concat = in.globals()->find("concat");
+  ValueP join_lists = list_concat ? *list_concat : nullptr;
+  in.builtin("concat", [join_lists](Interp& in, Args& a) {
+    // (concat [a b] :axis k) joins tensors; on lists it is the list builtin.
+    bool tensors = a.get("axis") || (a.size() == 1 && a[0]->kind == Kind::List && !a[0]->items.empty() &&
+                                     a[0]->items[0]->object<TensorRef>());
+    if (!tensors && join_lists) return in.apply(join_lists, a);
     a.expect(1, 1, {"axis"});
     std::vector<NodeId> xs;
     for (const auto& v : arg_list(a, 0)) xs.push_back(tensor_arg(in, a, v, v->span.valid() ? v->span : a.call));

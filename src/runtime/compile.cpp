@@ -1,0 +1,91 @@
+#include "runtime/compile.h"
+
+#include <openssl/evp.h>
+
+namespace sx {
+
+int64_t Compiled::param_count() const {
+  int64_t n = 0;
+  for (const auto& p : params) n += p.shape.numel();
+  return n;
+}
+
+bool diagnostic_match(std::string_view g, std::string_view t) {
+  if (g.empty()) return t.empty();
+  if (g[0] == '*') {
+    for (size_t k = 0; k <= t.size(); ++k) {
+      if (diagnostic_match(g.substr(1), t.substr(k))) return true;
+      if (k < t.size() && t[k] == '/') break;  // a star stays within its segment
+    }
+    return false;
+  }
+  return !t.empty() && (g[0] == '?' ? t[0] != '/' : g[0] == t[0]) && diagnostic_match(g.substr(1), t.substr(1));
+}
+
+namespace {
+
+std::string sha256_hex(const std::string& text, size_t chars) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < len && hex.size() < chars; ++i) hex += fmt::format("{:02x}", md[i]);
+  return hex;
+}
+
+// The taps the diagnostics selection names, as "<name>/<model path>".
+std::vector<SelectedTap> selected_taps(const Graph& g, const std::vector<std::string>& globs) {
+  std::vector<SelectedTap> out;
+  if (globs.empty()) return out;
+  for (NodeId id = 0; id < g.size(); ++id) {
+    const Node& n = g.node(id);
+    if (n.op != Op::Tap) continue;
+    for (const auto& glob : globs)
+      if (diagnostic_match(glob, n.attrs.name)) {
+        out.push_back({n.path.empty() ? n.attrs.name : n.attrs.name + "/" + n.path, id});
+        break;
+      }
+  }
+  return out;
+}
+
+void add_outputs(StepGraph& s) {
+  s.outputs.push_back(s.traced.loss);
+  for (const auto& [name, id] : s.traced.metrics) s.outputs.push_back(id);
+  for (const auto& t : s.taps) s.outputs.push_back(t.node);
+  for (const auto& [path, id] : s.grads.params) s.outputs.push_back(id);
+}
+
+}  // namespace
+
+Compiled compile(const std::string& file, const Selection& sel, const Environment& env) {
+  Compiled c;
+  // reader → evaluator → declarations → selection
+  c.interp = load_experiment(file, sel, env.eval_limit);
+  c.x = &c.interp->experiment();
+  const RunDecl& run = *c.x->run;
+
+  // tracer: the training step's forward graph, on one microbatch
+  c.micro_rows = run.batch / run.microbatches;
+  c.train.traced = trace_model(*c.interp, *run.loader, c.micro_rows, /*training=*/true);
+  // autodiff: the backward of the mean loss
+  c.train.grads = backward(c.train.traced.graph, c.train.traced.loss, run.model->span);
+  c.train.taps = selected_taps(c.train.traced.graph, run.diagnostics);
+  add_outputs(c.train);
+  c.params = params_of(c.train.traced.graph);
+
+  // each evaluation pass: its own forward graph, sharing parameters by path
+  for (const auto& e : c.x->evals) {
+    PassGraph p;
+    p.decl = e;
+    p.batch = e->batch.value_or(run.batch);
+    p.step.traced = trace_model(*c.interp, *e->loader, p.batch, /*training=*/false);
+    check_same_params(c.params, p.step.traced.graph, e->name);
+    add_outputs(p.step);
+    c.passes.push_back(std::move(p));
+  }
+  c.graph_hash = sha256_hex(dump(c.train.traced.graph), 16);
+  return c;
+}
+
+}  // namespace sx

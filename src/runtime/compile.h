@@ -1,0 +1,52 @@
+#pragma once
+// The compile driver: from an experiment file and a selection to everything a
+// run needs — the validated experiment, the training-step graph with its
+// gradients, each pass's graph, the parameters. Every stage is one call.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autodiff/autodiff.h"
+#include "lang/frontend.h"
+#include "lang/trace.h"
+#include "runtime/params.h"
+#include "util/environment.h"
+
+namespace sx {
+
+// A selected diagnostic: a tap node reported as "<name>/<model path>".
+struct SelectedTap {
+  std::string metric;
+  NodeId node;
+};
+
+struct StepGraph {
+  TracedModel traced;
+  Gradients grads;  // training only
+  std::vector<SelectedTap> taps;
+  std::vector<NodeId> outputs;  // what must be computed: loss, metrics, gradients, selected taps
+};
+
+struct PassGraph {
+  std::shared_ptr<EvalDecl> decl;
+  int64_t batch = 0;  // records per batch of the pass
+  StepGraph step;
+};
+
+struct Compiled {
+  std::unique_ptr<Interp> interp;
+  Experiment* x = nullptr;
+  StepGraph train;
+  int64_t micro_rows = 0;  // records per microbatch
+  std::vector<PassGraph> passes;
+  std::vector<ParamInfo> params;
+  std::string graph_hash;  // of the training graph: ops, shapes, dtypes, paths
+  int64_t param_count() const;
+};
+
+Compiled compile(const std::string& file, const Selection& sel, const Environment& env);
+
+// A diagnostics glob: `*` matches within one `/` segment.
+bool diagnostic_match(std::string_view glob, std::string_view name);
+
+}  // namespace sx

@@ -1,0 +1,45 @@
+#pragma once
+// The optimizers and learning-rate schedules, with PyTorch's definitions
+// (torch.optim.AdamW / Adam / SGD, clip_grad_norm_), operation for operation,
+// so a run from the same weights on the same records follows PyTorch's curve
+// to float32 rounding.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lang/experiment.h"
+#include "runtime/params.h"
+
+namespace sx {
+
+// The learning rate of the update of step k (1-based) of `steps`, before the curriculum's scale.
+double schedule_lr(const ScheduleSpec& s, int64_t k, int64_t steps);
+
+// Matches a model path against a glob: `*` any run of characters, `?` one.
+bool glob_match(std::string_view glob, std::string_view text);
+
+struct StepStats {
+  double grad_norm = 0;  // the global norm before clipping
+  std::map<std::string, double> param_grad_norm;     // per parameter, for grad/norm/<path>
+  std::map<std::string, double> param_update_ratio;  // |update| / |param|, for update/ratio/<path>
+};
+
+class Optimizer {
+ public:
+  Optimizer(const OptimizerSpec& spec, const std::vector<ParamInfo>& params);
+  // One update of every parameter from its gradient (grads are scaled by the
+  // clip factor in place). `k` is the step (1-based), `lr` the rate for it.
+  StepStats step(ParamStore& params, std::map<std::string, std::vector<float>>& grads, int64_t k, double lr,
+                 bool want_stats);
+
+  // State for checkpoints: "adamw.m/<path>", "adamw.v/<path>", "sgd.momentum/<path>".
+  std::map<std::string, std::vector<float>>& state() { return state_; }
+  const OptimizerSpec& spec() const { return spec_; }
+
+ private:
+  OptimizerSpec spec_;
+  std::map<std::string, bool> decays_;  // per path: whether weight decay applies
+  std::map<std::string, std::vector<float>> state_;
+};
+
+}  // namespace sx

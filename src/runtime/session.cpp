@@ -1,0 +1,471 @@
+// The training session: compile, open the device and the data, then the step
+// loop with its passes, curriculum and reports. At a step boundary the order
+// is always: the step, its metrics record, the passes due, the curriculum,
+// the checkpoint due, the status file (outputs.md).
+#include "runtime/session.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include "lang/manifest_json.h"
+#include "runtime/compile.h"
+#include "runtime/executor.h"
+#include "runtime/feed.h"
+#include "runtime/optimizer.h"
+#include "runtime/records.h"
+#include "runtime/signals.h"
+#include "runtime/timing.h"
+#include "util/version.h"
+
+namespace sx {
+
+namespace {
+
+struct Stopped {
+  int signal;
+};
+
+// A pass's metric names: the model's loss and outputs as eval/<name>.
+struct PassResult {
+  std::vector<std::pair<std::string, double>> metrics;  // "eval/loss" first
+};
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// Float32 values widened to double, as every record prints them.
+double f32(double x) { return static_cast<double>(static_cast<float>(x)); }
+
+class Session {
+ public:
+  explicit Session(const RunRequest& req)
+      : req_(req), metrics_(req.env.metrics), status_(req.env.status), pid_(getpid()) {}
+
+  int run() {
+    started_at_ = rfc3339_now();
+    write_status("compiling");
+    Stopwatch compile_clock;
+    c_ = compile(req_.file, req_.selection, req_.env);
+    x_ = c_.x;
+    timings_.graph_s = compile_clock.seconds();
+    if (int sig = StopSignals::pending()) return stop_before_start(sig);
+
+    Stopwatch open_clock;
+    open_device();
+    open_data();
+    timings_.device_open_s = open_clock.seconds();
+    if (int sig = StopSignals::pending()) return stop_before_start(sig);
+
+    print_run_line();
+    metrics_.write(meta_record());
+    event("start", 0, {{"pid", pid_}, {"host", hostname()}, {"device", "cpu"}});
+    write_status("running");
+
+    int code = 0;
+    try {
+      loop();
+    } catch (const Stopped& s) {
+      code = finish_stopped(s.signal);
+    } catch (const UserError& e) {
+      code = finish_failed(e);
+    }
+    return code;
+  }
+
+ private:
+  const RunDecl& run_decl() const { return *x_->run; }
+
+  void open_device() {
+    train_exec_ = make_ref_executor(c_.train.traced.graph, c_.train.outputs);
+    for (auto& p : c_.passes) pass_exec_.push_back(make_ref_executor(p.step.traced.graph, p.step.outputs));
+    params_ = init_params(c_.params, static_cast<uint64_t>(run_decl().seed));
+    optimizer_ = std::make_unique<Optimizer>(*run_decl().optimizer, c_.params);
+    for (const auto& p : c_.params) grads_[p.path].assign(static_cast<size_t>(p.shape.numel()), 0.0f);
+  }
+
+  std::string base_dir() const {
+    auto dir = std::filesystem::path(req_.file).parent_path().string();
+    return dir;
+  }
+
+  void open_data() {
+    uint64_t seed = static_cast<uint64_t>(run_decl().seed);
+    train_feeds_[run_decl().loader->name] = open_train_feed(*run_decl().loader, base_dir(), seed, run_decl().batch);
+    for (const auto& st : x_->curriculum)
+      if (st.loader && !train_feeds_.count(st.loader->name))
+        train_feeds_[st.loader->name] = open_train_feed(*st.loader, base_dir(), seed, run_decl().batch);
+    for (const auto& p : c_.passes)
+      pass_feeds_.push_back(open_pass_feed(*p.decl->loader, base_dir(), p.batch, p.decl->batches, p.decl->name));
+    current_loader_ = run_decl().loader->name;
+  }
+
+  // ---- the loop -------------------------------------------------------------
+
+  void loop() {
+    loop_clock_.emplace();
+    const int64_t steps = run_decl().steps;
+    run_passes_due(0);
+    for (int64_t k = step_ + 1; k <= steps; ++k) {
+      if (int sig = StopSignals::pending()) throw Stopped{sig};
+      train_step(k);
+      run_passes_due(k);
+      write_status("running", /*throttle=*/true);
+    }
+    timings_.total_s = loop_clock_->seconds();
+    finish_done();
+  }
+
+  void train_step(int64_t k) {
+    Stopwatch clock;
+    const RunDecl& r = run_decl();
+    const int64_t m = r.microbatches;
+    const int64_t seq = r.loader->seq_len;
+    for (auto& [path, g] : grads_) std::fill(g.begin(), g.end(), 0.0f);
+    double loss_sum = 0;
+    std::vector<double> metric_sums(c_.train.traced.metrics.size(), 0.0);
+    std::vector<double> tap_sums(c_.train.taps.size(), 0.0);
+    const float scale = 1.0f / static_cast<float>(m);
+    for (int64_t j = 0; j < m; ++j) {
+      train_feeds_.at(current_loader_)->next(c_.micro_rows, tokens_, targets_);
+      train_exec_->run({{"tokens", tokens_.data()}, {"targets", targets_.data()}}, params_,
+                       (static_cast<uint64_t>(k) << 16) | static_cast<uint64_t>(j));
+      loss_sum += train_exec_->scalar(c_.train.traced.loss);
+      for (size_t i = 0; i < metric_sums.size(); ++i)
+        metric_sums[i] += train_exec_->scalar(c_.train.traced.metrics[i].second);
+      for (size_t i = 0; i < tap_sums.size(); ++i) tap_sums[i] += train_exec_->scalar(c_.train.taps[i].node);
+      // The step's gradient is the gradient of the mean of its microbatches' losses.
+      for (auto& [path, g] : grads_) {
+        const float* d = train_exec_->output(c_.train.grads.params.at(path));
+        for (size_t i = 0; i < g.size(); ++i) g[i] += d[i] * scale;
+      }
+    }
+    float loss = static_cast<float>(loss_sum / static_cast<double>(m));
+    if (!std::isfinite(loss)) nonfinite(k, "train/loss");
+    for (const auto& [path, g] : grads_)
+      for (float v : g)
+        if (!std::isfinite(v)) nonfinite(k, "grad/" + path);
+
+    double lr = schedule_lr(*r.optimizer->lr, k, r.steps) * lr_scale_;
+    bool want_stats = wants_optimizer_taps();
+    StepStats stats = optimizer_->step(params_, grads_, k, lr, want_stats);
+
+    step_ = k;
+    train_loss_ = loss;
+    records_ += r.batch;
+    tokens_count_ += r.batch * (seq + 1);
+    double step_s = clock.seconds();
+    timings_.step_s.push_back(step_s);
+
+    Json rec = {{"kind", "step"}, {"step", k}, {"train/loss", f32(loss)}, {"lr", lr}, {"records", records_},
+                {"tokens", tokens_count_}, {"stage", stage_}, {"elapsed_s", loop_clock_->seconds()},
+                {"step_s", step_s}};
+    for (size_t i = 0; i < metric_sums.size(); ++i)
+      rec["train/" + c_.train.traced.metrics[i].first] = f32(metric_sums[i] / static_cast<double>(m));
+    for (size_t i = 0; i < tap_sums.size(); ++i)
+      rec[c_.train.taps[i].metric] = f32(tap_sums[i] / static_cast<double>(m));
+    add_optimizer_taps(rec, stats);
+    metrics_.write(rec);
+  }
+
+  bool optimizer_tap_selected(const char* name) const {
+    for (const auto& g : run_decl().diagnostics)
+      if (diagnostic_match(g, name)) return true;
+    return false;
+  }
+  bool wants_optimizer_taps() const {
+    return optimizer_tap_selected("grad/norm") || optimizer_tap_selected("update/ratio");
+  }
+  void add_optimizer_taps(Json& rec, const StepStats& stats) const {
+    if (optimizer_tap_selected("grad/norm"))
+      for (const auto& [path, n] : stats.param_grad_norm) rec["grad/norm/" + path] = n;
+    if (optimizer_tap_selected("update/ratio"))
+      for (const auto& [path, r] : stats.param_update_ratio) rec["update/ratio/" + path] = r;
+  }
+
+  [[noreturn]] void nonfinite(int64_t k, const std::string& which) {
+    event("nonfinite", k, {{"value", which}});
+    throw UserError(Code::NUM_001, {}, fmt::format("{} is not finite at step {}", which, k),
+                    "lower the learning rate, or add :clip to the optimizer");
+  }
+
+  // ---- passes and the curriculum -------------------------------------------
+
+  bool due(const PassGraph& p, int64_t k) const {
+    int64_t every = x_->every(*p.decl);
+    if (k == 0) return every > 0;
+    if (k == run_decl().steps) return true;
+    return every > 0 && k % every == 0;
+  }
+
+  void run_passes_due(int64_t k) {
+    for (size_t i = 0; i < c_.passes.size(); ++i) {
+      if (!due(c_.passes[i], k)) continue;
+      if (int sig = StopSignals::pending()) throw Stopped{sig};
+      write_status("evaluating");
+      PassResult r = run_pass(i);
+      report_pass(c_.passes[i], r, k);
+      if (k < run_decl().steps) maybe_advance(c_.passes[i].decl->name, r, k);
+    }
+  }
+
+  PassResult run_pass(size_t i) {
+    Stopwatch clock;
+    PassGraph& p = c_.passes[i];
+    Executor& ex = *pass_exec_[i];
+    PassFeed& feed = *pass_feeds_[i];
+    double loss = 0;
+    std::vector<double> sums(p.step.traced.metrics.size(), 0.0);
+    int64_t n = feed.batches();
+    for (int64_t b = 0; b < n; ++b) {
+      if (int sig = StopSignals::pending()) throw Stopped{sig};  // the pass is abandoned, not recorded
+      feed.batch(b, tokens_, targets_);
+      ex.run({{"tokens", tokens_.data()}, {"targets", targets_.data()}}, params_, 0);
+      loss += ex.scalar(p.step.traced.loss);
+      for (size_t m = 0; m < sums.size(); ++m) sums[m] += ex.scalar(p.step.traced.metrics[m].second);
+    }
+    // Every batch has the same number of tokens: the mean of batch means is the mean over tokens.
+    PassResult r;
+    r.metrics.emplace_back("eval/loss", f32(loss / static_cast<double>(n)));
+    for (size_t m = 0; m < sums.size(); ++m)
+      r.metrics.emplace_back("eval/" + p.step.traced.metrics[m].first, f32(sums[m] / static_cast<double>(n)));
+    timings_.pass_s.push_back(clock.seconds());
+    return r;
+  }
+
+  void report_pass(const PassGraph& p, const PassResult& r, int64_t k) {
+    const std::string& name = p.decl->name;
+    Json rec = {{"kind", "eval"}, {"pass", name}, {"step", k}};
+    for (const auto& [metric, v] : r.metrics) rec[metric] = v;
+    rec["records"] = records_;
+    rec["elapsed_s"] = loop_clock_->seconds();
+    metrics_.write(rec);
+    for (const auto& [metric, v] : r.metrics) set_last_eval(name == "eval" ? metric : name + ":" + metric, v);
+
+    std::vector<std::string> parts;
+    for (const auto& [metric, v] : r.metrics) parts.push_back(fmt::format("{} {:.5f}", metric, v));
+    std::string loss = k == 0 ? "-" : fmt::format("{:.5f}", train_loss_);
+    std::string where = fmt::format("step {}/{} loss {}", k, run_decl().steps, loss);
+    std::string tail = fmt::format("{} records | {:.1f}s", records_, loop_clock_->seconds());
+    if (name == "eval")
+      std::cerr << fmt::format("{} | {} | {}\n", where, fmt::join(parts, " | "), tail);
+    else
+      std::cerr << fmt::format("{}: {} | {} | {}\n", name, fmt::join(parts, " | "), where, tail);
+    write_status("running");
+  }
+
+  void set_last_eval(const std::string& key, double v) {
+    for (auto& [k, old] : last_eval_)
+      if (k == key) {
+        old = v;
+        return;
+      }
+    last_eval_.emplace_back(key, v);
+  }
+
+  // After a pass (not the one after the last step): the next stage's :when.
+  void maybe_advance(const std::string& pass, const PassResult& r, int64_t k) {
+    size_t next = static_cast<size_t>(stage_) + 1;
+    if (next >= x_->curriculum.size()) return;
+    const StageDecl& st = x_->curriculum[next];
+    if (st.pass != pass) return;
+    auto env = std::make_shared<Env>(st.env);
+    for (const auto& [metric, v] : r.metrics) env->vars[metric] = floating(v);
+    env->vars["step"] = integer(k);
+    ValueP ok = c_.interp->eval(st.when, env);
+    if (!ok->truthy()) return;
+    std::string why = describe_condition(*st.when, *env);
+    event("stage", k, {{"from", stage_}, {"to", static_cast<int64_t>(next)}, {"name", st.name}, {"condition", why}});
+    stage_ = static_cast<int64_t>(next);
+    if (st.loader) current_loader_ = st.loader->name;
+    lr_scale_ = st.lr_scale;
+    std::cerr << fmt::format("stage {} {} at step {} ({})\n", stage_, st.name, k, why);
+    write_status("running");
+  }
+
+  // "(eval/loss 2.43120 < 2.5)": a comparison with the metrics it read.
+  static std::string describe_condition(const Value& when, const Env& env) {
+    if (when.kind != Kind::List || when.items.size() != 3 || when.items[0]->kind != Kind::Symbol) return repr(when);
+    auto side = [&](const Value& v) {
+      if (v.kind == Kind::Symbol)
+        if (const ValueP* b = env.find(v.s); b && (*b)->is_number())
+          return (*b)->kind == Kind::Float ? fmt::format("{} {:.5f}", v.s, (*b)->f) : fmt::format("{} {}", v.s, (*b)->i);
+      return repr(v);
+    };
+    return fmt::format("{} {} {}", side(*when.items[1]), when.items[0]->s, side(*when.items[2]));
+  }
+
+  // ---- reports ----------------------------------------------------------------
+
+  void print_run_line() {
+    const RunDecl& r = run_decl();
+    std::vector<std::string> evals;
+    for (const auto& p : c_.passes) evals.push_back(fmt::format("{}@{}", p.decl->name, x_->every(*p.decl)));
+    std::string diags = r.diagnostics.empty() ? "-" : fmt::format("{}", fmt::join(r.diagnostics, ","));
+    std::cerr << fmt::format(
+        "run: {} slug {} device cpu steps {} microbatches {} evals {} diagnostics {} precision {} seed {} "
+        "checkpoints - resume - status {}\n",
+        req_.file, x_->slug, r.steps, r.microbatches, evals.empty() ? "-" : fmt::format("{}", fmt::join(evals, ",")),
+        diags, r.precision, r.seed, status_.enabled() ? status_.path() : "-");
+    if (metrics_.enabled()) std::cerr << "metrics: " << metrics_.line() << "\n";
+  }
+
+  Json meta_record() const {
+    return {{"kind", "meta"},      {"slug", x_->slug},
+            {"file", req_.file},   {"run", run_decl().name},
+            {"version", SEXPGPU_VERSION}, {"device", "cpu"},
+            {"precision", run_decl().precision}, {"seed", run_decl().seed},
+            {"knobs", manifest_json(*x_)}, {"graph", c_.graph_hash},
+            {"params", c_.param_count()}, {"started_at", started_at_},
+            {"resumed_from", nullptr}};
+  }
+
+  void event(const std::string& name, int64_t step, Json fields) {
+    Json rec = {{"kind", "event"}, {"event", name}, {"step", step}, {"at", rfc3339_now()}};
+    for (auto& [k, v] : fields.items()) rec[k] = v;
+    metrics_.write(rec);
+  }
+
+  Json eval_json() const {
+    Json e = Json::object();
+    for (const auto& [k, v] : last_eval_) e[k] = v;
+    return e;
+  }
+
+  Json summary(const char* state, const UserError* error) const {
+    Json s = {{"kind", "summary"}, {"steps", step_}, {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
+              {"eval", eval_json()},
+              {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
+              {"stage", stage_}, {"metrics", metrics_.describe()},
+              {"status", status_.enabled() ? Json(absolute(status_.path())) : Json(nullptr)}};
+    if (state) s["state"] = state;
+    if (error) s["error"] = {{"code", code_info(error->code()).name}, {"message", error->diagnostics()[0].message}};
+    return s;
+  }
+
+  static std::string absolute(const std::string& p) {
+    std::error_code ec;
+    auto a = std::filesystem::absolute(p, ec);
+    return ec ? p : a.lexically_normal().string();
+  }
+
+  void write_status(const char* state, bool throttle = false, const Json* summary_obj = nullptr,
+                    const UserError* error = nullptr) {
+    if (!status_.enabled()) return;
+    if (throttle && status_clock_.seconds() - last_status_s_ < 1.0) return;
+    last_status_s_ = status_clock_.seconds();
+    double elapsed = loop_clock_ ? loop_clock_->seconds() : 0.0;
+    int64_t steps = x_ ? run_decl().steps : 0;
+    int64_t done = step_ - first_step_;
+    double rate = elapsed > 0 && done > 0 ? static_cast<double>(done) / elapsed : 0.0;
+    Json s = {{"kind", "status"}, {"state", state}, {"slug", x_ ? x_->slug : file_stem(req_.file)},
+              {"file", req_.file}, {"pid", pid_}, {"device", "cpu"}, {"step", step_}, {"steps", steps},
+              {"stage", stage_}, {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
+              {"eval", eval_json()}, {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
+              {"started_at", started_at_}, {"updated_at", rfc3339_now()},
+              {"steps_per_s", rate}, {"eta_s", rate > 0 ? Json(static_cast<double>(steps - step_) / rate) : Json(nullptr)},
+              {"checkpoint", nullptr}, {"knobs", x_ ? manifest_json(*x_) : Json::array()},
+              {"summary", summary_obj ? *summary_obj : Json(nullptr)}};
+    if (error) s["error"] = {{"code", code_info(error->code()).name}, {"message", error->diagnostics()[0].message}};
+    status_.write(s);
+  }
+
+  void print_end_block(const char* word) const {
+    std::cerr << fmt::format("{}: {} steps, train/loss {}\n", word, step_,
+                             step_ > 0 ? fmt::format("{:.4f}", train_loss_) : "-");
+    for (const auto& [k, v] : last_eval_) {
+      auto colon = k.find(':');
+      if (colon == std::string::npos) std::cerr << fmt::format("  {} {:.4f}\n", k, v);
+    }
+    for (const auto& [k, v] : last_eval_) {
+      auto colon = k.find(':');
+      if (colon != std::string::npos)
+        std::cerr << fmt::format("  {}: {} {:.4f}\n", k.substr(0, colon), k.substr(colon + 1), v);
+    }
+    std::cerr << fmt::format("  counter records {}\n  counter tokens {}\n", records_, tokens_count_);
+  }
+
+  void finish(const char* state, const char* word, const UserError* error) {
+    std::cerr << timings_.block();
+    Json s = summary(state, error);
+    if (!req_.json) print_end_block(word);
+    metrics_.write(s);
+    write_status(state ? state : "done", false, &s, error);
+    if (req_.json) std::cout << s.dump() << std::endl;
+  }
+
+  void finish_done() {
+    event("done", step_, Json::object());
+    finish(nullptr, "done", nullptr);
+  }
+
+  int finish_stopped(int sig) {
+    if (loop_clock_) timings_.total_s = loop_clock_->seconds();
+    double took = StopSignals::since_signal();
+    event("signal", step_, {{"name", StopSignals::name(sig)}, {"seconds_to_exit", took}});
+    std::cerr << fmt::format("stopping: {} at step {} ({:.2f}s to exit)\n", StopSignals::name(sig), step_, took);
+    finish("stopped", "stopped", nullptr);
+    return 128 + sig;
+  }
+
+  int finish_failed(const UserError& e) {
+    if (loop_clock_) timings_.total_s = loop_clock_->seconds();
+    for (const auto& d : e.diagnostics()) std::cerr << render(d);
+    event("error", step_, {{"code", code_info(e.code()).name}, {"message", e.diagnostics()[0].message}});
+    std::cerr << timings_.block();
+    std::cerr << fmt::format("failed: {} at step {}\n", code_info(e.code()).name, step_ + 1);
+    Json s = summary("failed", &e);
+    metrics_.write(s);
+    write_status("failed", false, &s, &e);
+    if (req_.json) std::cout << s.dump() << std::endl;
+    return 1;
+  }
+
+  int stop_before_start(int sig) {
+    std::cerr << fmt::format("stopping: {} before the first step ({:.2f}s to exit)\n", StopSignals::name(sig),
+                             StopSignals::since_signal());
+    write_status("stopped");
+    return 128 + sig;
+  }
+
+  const RunRequest& req_;
+  MetricsSink metrics_;
+  StatusFile status_;
+  int64_t pid_;
+  std::string started_at_;
+  Compiled c_;
+  Experiment* x_ = nullptr;
+  std::unique_ptr<Executor> train_exec_;
+  std::vector<std::unique_ptr<Executor>> pass_exec_;
+  std::map<std::string, std::unique_ptr<TrainFeed>> train_feeds_;
+  std::vector<std::unique_ptr<PassFeed>> pass_feeds_;
+  std::string current_loader_;
+  ParamStore params_;
+  std::map<std::string, std::vector<float>> grads_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<int32_t> tokens_, targets_;
+
+  int64_t step_ = 0, first_step_ = 0, stage_ = 0, records_ = 0, tokens_count_ = 0;
+  float train_loss_ = 0;
+  double lr_scale_ = 1.0;
+  std::vector<std::pair<std::string, double>> last_eval_;  // "eval/loss", "probe:eval/loss", first seen first
+  Timings timings_;
+  std::optional<Stopwatch> loop_clock_;  // from the step loop's start (before the step-0 pass)
+  Stopwatch status_clock_;
+  double last_status_s_ = -1e9;
+};
+
+}  // namespace
+
+int run_session(const RunRequest& req) {
+  StopSignals::install();
+  Session s(req);
+  return s.run();
+}
+
+}  // namespace sx
