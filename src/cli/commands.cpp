@@ -5,7 +5,7 @@ namespace sx {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"run", "train", "run FILE [selection] [--device cpu|cuda] [--metrics T] [--status P] [--json] ...",
-       "compile the experiment and train it in this process", {}, nullptr},
+       "compile the experiment and train it in this process", run_flags(), cmd_run},
       {"check", "front end", "check FILE [selection]",
        "read, evaluate and validate the experiment without running it", selection_flags(), cmd_check},
       {"knobs", "front end", "knobs FILE [--json]", "every knob with its type, default, doc and constraints, and every variant",

@@ -20,6 +20,8 @@ struct Command {
 const std::vector<Command>& commands();
 const Command* find_command(const std::string& name);
 
+ExitStatus cmd_run(const ParsedArgs& args);
+const std::vector<FlagSpec>& run_flags();
 ExitStatus cmd_check(const ParsedArgs& args);
 ExitStatus cmd_knobs(const ParsedArgs& args);
 ExitStatus cmd_help(const ParsedArgs& args);

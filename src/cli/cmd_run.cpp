@@ -1,0 +1,33 @@
+// sexpgpu run FILE [selection] [--device] [--metrics] [--status] [--checkpoint-dir] [--resume] [--json]
+#include "cli/commands.h"
+#include "runtime/session.h"
+
+namespace sx {
+
+const std::vector<FlagSpec>& run_flags() {
+  static const std::vector<FlagSpec> flags = [] {
+    std::vector<FlagSpec> f = selection_flags();
+    f.push_back({"--device", "cpu|cuda", "SEXPGPU_DEVICE: where to train (default cpu)"});
+    f.push_back({"--metrics", "TARGET", "SEXPGPU_METRICS: jsonl:<path>, stdout, syvain or syvain:<folder-id>"});
+    f.push_back({"--status", "PATH", "SEXPGPU_STATUS: the status file to poll"});
+    f.push_back({"--checkpoint-dir", "DIR", "SEXPGPU_CHECKPOINT_DIR: a directory or s3://bucket/prefix"});
+    f.push_back({"--resume", "DIR|latest", "SEXPGPU_RESUME: a checkpoint to continue from"});
+    f.push_back({"--json", "", "the final summary as one JSON object on standard output"});
+    return f;
+  }();
+  return flags;
+}
+
+ExitStatus cmd_run(const ParsedArgs& args) {
+  RunRequest req;
+  req.file = file_argument(args, "run");
+  req.env = command_environment(args);
+  check_requirements(req.env);
+  if (req.env.device == Device::cuda)
+    throw UserError(Code::DEV_001, {}, "this sexpgpu was built without CUDA", "run with --device cpu");
+  req.selection = selection_from(args, req.env);
+  req.json = args.has("--json");
+  return static_cast<ExitStatus>(run_session(req));
+}
+
+}  // namespace sx
