@@ -55,7 +55,7 @@ TEST(CpuAlloc, SteadyStateStepsDoNotAllocate) {
   }
   counting = false;
   EXPECT_EQ(allocations.load(), 0);
-  counting = true;  // the hook itself works
+  counting = true;                            // the hook itself works
   void* volatile probe = ::operator new(16);  // a call, not a new-expression the compiler may elide
   ::operator delete(probe);
   counting = false;

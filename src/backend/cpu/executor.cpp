@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -106,7 +107,14 @@ void CpuExecutor::run(uint64_t rng_offset) {
     if (n.op == Op::Input && n.dtype == DType::BF16)
       round_bf16(static_cast<float*>(ptr_[s.id]), n.shape.numel());
     if (!s.compute) continue;
+    if (!profiling_) {
+      execute(s, rng_offset);
+      continue;
+    }
+    auto start = std::chrono::steady_clock::now();
     execute(s, rng_offset);
+    op_seconds_[static_cast<int>(n.op)] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 }
 

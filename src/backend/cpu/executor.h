@@ -10,6 +10,7 @@
 //   std::memcpy(ex.input("tokens"), batch, bytes);       // each step (or run(Feeds))
 //   ex.run(rng_offset);
 //   float loss = ex.f32(loss)[0];  const float* gw = ex.f32(grad_w);
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -60,6 +61,11 @@ class CpuExecutor {
   // A copy as a reference-backend tensor, for tests and reports (allocates).
   ref::Tensor<float> tensor(NodeId id) const;
 
+  // When on, each step adds every op's wall time to op_seconds() (by Op),
+  // for the benchmark's breakdown and explain; off by default.
+  void set_profiling(bool on) { profiling_ = on; }
+  const std::array<double, kNumOps>& op_seconds() const { return op_seconds_; }
+
  private:
   struct Step {
     NodeId id;
@@ -79,6 +85,8 @@ class CpuExecutor {
   std::vector<const float*> param_data_;  // per param node, as bound
   std::vector<std::unique_ptr<float[]>> scratch_;
   std::vector<float*> scratch_ptrs_;
+  bool profiling_ = false;
+  std::array<double, kNumOps> op_seconds_{};
 };
 
 }  // namespace sx::cpu

@@ -1,6 +1,6 @@
 // Elementwise kernels: unary, binary with broadcasting, where, cast. Same-
 // index loops, so each is safe in place (the plan relies on it).
-#pragma GCC optimize("O3", "no-math-errno")  // vectorise at any build type; sqrt without errno
+#pragma GCC optimize("O3", "no-trapping-math")  // vectorise at any build type, selects included
 #include <cmath>
 #include <limits>
 
@@ -17,6 +17,7 @@ void unary_loop(const Args& a, F f) {
   const TI* x = static_cast<const TI*>(a.in[0]);
   TO* y = static_cast<TO*>(a.out);
   a.pool.for_range(a.n.shape.numel(), kGrain, [&](int64_t b, int64_t e, int) {
+#pragma GCC ivdep  // y may be x (in place): same index, no carried dependence
     for (int64_t k = b; k < e; ++k) y[k] = f(x[k]);
   });
 }
@@ -93,8 +94,25 @@ void cast(const Args& a) {
   unary_loop<int32_t, int32_t>(a, [](int32_t x) { return x; });
 }
 
-// out[o] = f(a[ia], b[ib]) over a Strided with operands (out, a, b); the
-// inner loop is specialised for the common contiguous and broadcast steps.
+// One row of a binary op, specialised for the common contiguous and broadcast
+// steps. ivdep: y may be a or b (in place), read and written at one index.
+template <typename TA, typename TO, typename F>
+void binary_row(TO* y, const TA* a, const TA* b, int64_t len, int64_t sa, int64_t sb, F f) {
+  if (sa == 1 && sb == 1) {
+#pragma GCC ivdep
+    for (int64_t j = 0; j < len; ++j) y[j] = f(a[j], b[j]);
+  } else if (sa == 1 && sb == 0) {
+#pragma GCC ivdep
+    for (int64_t j = 0; j < len; ++j) y[j] = f(a[j], b[0]);
+  } else if (sa == 0 && sb == 1) {
+#pragma GCC ivdep
+    for (int64_t j = 0; j < len; ++j) y[j] = f(a[0], b[j]);
+  } else {
+    for (int64_t j = 0; j < len; ++j) y[j] = f(a[j * sa], b[j * sb]);
+  }
+}
+
+// out = f(a, b) over a Strided with operands (out, a, b).
 template <typename TA, typename TO, typename F>
 void binary_loop(const Args& args, F f) {
   const Strided& it = args.prep.it;
@@ -102,24 +120,14 @@ void binary_loop(const Args& args, F f) {
   const TA* B = static_cast<const TA*>(args.in[1]);
   TO* Y = static_cast<TO*>(args.out);
   int64_t len = it.inner(), sa = it.step(1), sb = it.step(2);
-  args.pool.for_range(it.rows(), std::max<int64_t>(1, kGrain / std::max<int64_t>(len, 1)),
-                      [&](int64_t rb, int64_t re, int) {
-                        int64_t off[Strided::kOps];
-                        for (int64_t r = rb; r < re; ++r) {
-                          it.row(r, off);
-                          TO* y = Y + off[0];
-                          const TA* a = A + off[1];
-                          const TA* b = B + off[2];
-                          if (sa == 1 && sb == 1)
-                            for (int64_t j = 0; j < len; ++j) y[j] = f(a[j], b[j]);
-                          else if (sa == 1 && sb == 0)
-                            for (int64_t j = 0; j < len; ++j) y[j] = f(a[j], b[0]);
-                          else if (sa == 0 && sb == 1)
-                            for (int64_t j = 0; j < len; ++j) y[j] = f(a[0], b[j]);
-                          else
-                            for (int64_t j = 0; j < len; ++j) y[j] = f(a[j * sa], b[j * sb]);
-                        }
-                      });
+  int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(len, 1));
+  args.pool.for_range(it.rows(), grain, [&](int64_t rb, int64_t re, int) {
+    int64_t off[Strided::kOps];
+    for (int64_t r = rb; r < re; ++r) {
+      it.row(r, off);
+      binary_row(Y + off[0], A + off[1], B + off[2], len, sa, sb, f);
+    }
+  });
 }
 
 template <typename T>
@@ -200,6 +208,7 @@ void where(const Args& a) {
                        uint32_t* y = Y + off[0];
                        const int32_t* c = C + off[1];
                        const uint32_t *x = A + off[2], *z = B + off[3];
+#pragma GCC ivdep
                        for (int64_t j = 0; j < len; ++j) y[j] = c[j * sc] ? x[j * sa] : z[j * sb];
                      }
                    });

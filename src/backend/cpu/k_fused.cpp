@@ -1,7 +1,7 @@
 // Row-wise fused ops (softmax, norms, cross-entropy), embed, dropout, copies
 // and constant leaves. Rows are independent tasks; the one cross-row sum
 // (cross-entropy's mean) adds per-row values in row order on one thread.
-#pragma GCC optimize("O3", "no-math-errno")
+#pragma GCC optimize("O3", "no-trapping-math")
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -25,9 +25,11 @@ void softmax_row(const float* x, float* y, int64_t n, bool log) {
   for (int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
   if (log) {
     float lse = m + std::log(sum_lanes(x, n, [m](float v) { return exp_f(v - m); }));
+#pragma GCC ivdep
     for (int64_t j = 0; j < n; ++j) y[j] = x[j] - lse;
     return;
   }
+#pragma GCC ivdep
   for (int64_t j = 0; j < n; ++j) y[j] = exp_f(x[j] - m);
   float sum = sum_lanes(y, n);
   for (int64_t j = 0; j < n; ++j) y[j] = y[j] / sum;
@@ -75,10 +77,13 @@ void norm(const Args& a) {
       float mu = layer ? sum_lanes(x, d) / static_cast<float>(d) : 0.0f;
       float var = sum_lanes(x, d, [mu](float v) { return (v - mu) * (v - mu); });
       float rstd = 1.0f / std::sqrt(var / static_cast<float>(d) + eps);
-      if (layer)
+      if (layer) {
+#pragma GCC ivdep
         for (int64_t j = 0; j < d; ++j) y[j] = (x[j] - mu) * rstd * gain[j] + bias[j];
-      else
+      } else {
+#pragma GCC ivdep
         for (int64_t j = 0; j < d; ++j) y[j] = x[j] * rstd * gain[j];
+      }
     }
   });
 }

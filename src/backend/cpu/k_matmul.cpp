@@ -2,7 +2,7 @@
 // OpenBLAS runs single-threaded (the executor sets it): parallelism is ours,
 // over tiles whose bounds depend only on the shapes, so every sgemm call —
 // and so every bit of the result — is the same for any thread count.
-#pragma GCC optimize("O3", "no-math-errno")
+#pragma GCC optimize("O3", "no-trapping-math")
 #include <cblas.h>
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Reductions over one axis of [outer, n, inner]. Each output is reduced by one
 // task in a fixed order: contiguous lines (inner 1) in 16 lanes, strided ones
 // sequentially over n while vectorised across inner (the reference's order).
-#pragma GCC optimize("O3", "no-math-errno")
+#pragma GCC optimize("O3", "no-trapping-math")
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -1,7 +1,7 @@
 // Shape ops: strided copies (permute, expand, slice, pad, concat), gathers,
 // and the sums that undo broadcasting and gathering (sum-to, scatter-add),
 // each output element summed in the reference's order.
-#pragma GCC optimize("O3")
+#pragma GCC optimize("O3", "no-trapping-math")
 #include <algorithm>
 #include <cstring>
 

@@ -1,0 +1,136 @@
+// Times the CPU backend on a GPT-like training step (forward, cross-entropy,
+// autodiff's backward: every param's gradient) at three sizes, and measures
+// the sgemm ceiling in the same run. Threads: SEXPGPU_THREADS (default: all
+// cores). To compare another framework, add a benchmark with the same
+// GptShape and the same counters.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+#include "autodiff/autodiff.h"
+#include "backend/cpu/executor.h"
+#include "backend/cpu/gpt_graph.h"
+#include "backend/ref/ref.h"
+#include "graph/build.h"
+
+namespace {
+
+using namespace sx;
+
+int threads() {
+  const char* env = std::getenv("SEXPGPU_THREADS");
+  int n = env ? std::atoi(env) : 0;
+  return n > 0 ? n : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+const cpu::GptShape kShapes[] = {
+    {.batch = 4, .seq = 32, .vocab = 256, .d = 64, .heads = 4, .layers = 2},     // tiny
+    {.batch = 8, .seq = 64, .vocab = 512, .d = 128, .heads = 4, .layers = 4},    // small
+    {.batch = 8, .seq = 128, .vocab = 1024, .d = 256, .heads = 8, .layers = 6},  // medium
+};
+
+// One training step's graph, plan, executor and data, built once.
+struct Step {
+  Graph g;
+  std::vector<NodeId> outputs;
+  std::map<std::string, ref::Tensor<float>> params;
+  std::vector<int32_t> tokens, targets;
+  std::unique_ptr<cpu::CpuExecutor> ex;
+  plan::Plan plan;
+
+  Step(const cpu::GptShape& s, int threads) {
+    g.builtin_taps = false;
+    cpu::GptGraph m = cpu::build_gpt(g, s);
+    Gradients grads = backward(g, m.loss);
+    outputs.push_back(m.loss);
+    for (const auto& [path, id] : grads.params) outputs.push_back(id);
+    plan = plan::make_plan(g, outputs);
+    ex = std::make_unique<cpu::CpuExecutor>(g, plan, threads);
+    uint32_t stream = 0;
+    for (const auto& [path, id] : g.params()) {
+      params[path] = ref::init_param<float>(g.node(id), 1, stream++);
+      ex->bind_param(path, params[path].f.data());
+    }
+    std::mt19937 rng(7);
+    for (int64_t k = 0; k < s.batch * s.seq; ++k) {
+      tokens.push_back(static_cast<int32_t>(rng() % s.vocab));
+      targets.push_back(static_cast<int32_t>(rng() % s.vocab));
+    }
+    std::memcpy(ex->input("tokens"), tokens.data(), tokens.size() * 4);
+    std::memcpy(ex->input("targets"), targets.data(), targets.size() * 4);
+  }
+};
+
+// Where a step's time goes, by op, over a few extra profiled steps.
+void print_profile(Step& step, int steps) {
+  step.ex->set_profiling(true);
+  for (int i = 0; i < steps; ++i) step.ex->run(i);
+  step.ex->set_profiling(false);
+  std::vector<std::pair<double, int>> by_op;
+  double total = 0;
+  for (int op = 0; op < kNumOps; ++op) {
+    double ms = 1e3 * step.ex->op_seconds()[op] / steps;
+    if (ms > 0) by_op.push_back({ms, op}), total += ms;
+  }
+  std::sort(by_op.rbegin(), by_op.rend());
+  std::printf("  profile: %.2f ms/step in kernels\n", total);
+  for (auto [ms, op] : by_op)
+    if (ms >= 0.01 * total) std::printf("    %-14s %8.2f ms %5.1f%%\n", op_name(static_cast<Op>(op)), ms, 100 * ms / total);
+}
+
+void BM_TrainStep(benchmark::State& state) {
+  const cpu::GptShape& s = kShapes[state.range(0)];
+  Step step(s, threads());
+  uint64_t n = 0;
+  for (auto _ : state) step.ex->run(n++);
+  int64_t params = 0;
+  for (const auto& [path, t] : step.params) params += t.numel();
+  state.SetItemsProcessed(state.iterations() * s.batch * s.seq);  // tokens/s
+  state.counters["ms/step"] = benchmark::Counter(state.iterations() / 1e3, benchmark::Counter::kIsRate |
+                                                                                benchmark::Counter::kInvert);
+  state.counters["params"] = static_cast<double>(params);
+  state.counters["nodes"] = static_cast<double>(step.plan.schedule.size());
+  state.counters["arena_MiB"] = static_cast<double>(step.plan.arena_bytes) / (1 << 20);
+  state.counters["loss"] = step.ex->f32(step.outputs[0])[0];
+  state.SetLabel(std::to_string(step.ex->threads()) + " threads");
+  if (std::getenv("SEXPGPU_BENCH_PROFILE")) print_profile(step, 3);
+}
+BENCHMARK(BM_TrainStep)->ArgName("size")->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The ceiling: one OpenBLAS sgemm on one thread (as the executor calls it).
+void BM_Sgemm1Thread(benchmark::State& state) {
+  int n = static_cast<int>(state.range(0));
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+  openblas_set_num_threads(1);
+  for (auto _ : state)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a.data(), n, b.data(), n, 0, c.data(), n);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Sgemm1Thread)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The executor's matmul with SEXPGPU_THREADS threads: tiles over our pool.
+void BM_MatmulExecutor(benchmark::State& state) {
+  int64_t n = state.range(0);
+  Graph g;
+  NodeId a = ops::input(g, "a", {n, n}, DType::F32), b = ops::input(g, "b", {n, n}, DType::F32);
+  NodeId c = ops::matmul(g, a, b);
+  plan::Plan p = plan::make_plan(g, {c});
+  cpu::CpuExecutor ex(g, p, threads());
+  std::fill_n(static_cast<float*>(ex.input("a")), n * n, 0.5f);
+  std::fill_n(static_cast<float*>(ex.input("b")), n * n, 0.25f);
+  for (auto _ : state) ex.run();
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+  state.SetLabel(std::to_string(ex.threads()) + " threads");
+}
+BENCHMARK(BM_MatmulExecutor)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
