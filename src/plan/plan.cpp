@@ -54,6 +54,14 @@ int64_t pack(Plan& p, const std::vector<NodeId>& buffers) {
 
 bool is_alias_op(Op op) { return op == Op::Reshape || op == Op::StopGradient || op == Op::Tap; }
 
+bool is_transpose(const Node& n) {
+  int r = n.shape.rank;
+  if (n.op != Op::Permute || r < 2) return false;
+  for (int d = 0; d < r - 2; ++d)
+    if (n.attrs.perm[d] != d) return false;
+  return n.attrs.perm[r - 2] == r - 1 && n.attrs.perm[r - 1] == r - 2;
+}
+
 bool can_run_in_place(const Graph& g, NodeId node, size_t input) {
   const Node& n = g.node(node);
   const Node& x = g.node(n.inputs[input]);
@@ -100,13 +108,24 @@ Plan make_plan(const Graph& g, const std::vector<NodeId>& outputs, const Options
     }
   const int32_t end = static_cast<int32_t>(p.schedule.size());
 
+  // Transposes that only matmuls read.
+  std::vector<bool> foldable(count, false);
+  if (options.fold_transpose) {
+    for (NodeId id : p.schedule) foldable[id] = is_transpose(g.node(id)) && !is_output[id];
+    for (NodeId id : p.schedule)
+      if (g.node(id).op != Op::Matmul)
+        for (NodeId in : g.node(id).inputs) foldable[in] = false;
+  }
+
   // Views first: they only depend on the graph.
   std::vector<NodeId> parent(count);
+  p.view.assign(count, false);
   for (NodeId id = 0; id < count; ++id) parent[id] = id;
   for (NodeId id : p.schedule) {
     const Node& n = g.node(id);
-    if (options.alias && is_alias_op(n.op)) {
+    if ((options.alias && is_alias_op(n.op)) || foldable[id]) {
       parent[id] = find(parent, n.inputs[0]);
+      p.view[id] = true;
       ++p.aliases;
     }
   }

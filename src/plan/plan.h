@@ -21,6 +21,9 @@ constexpr int64_t kAlign = 64;  // a cache line, and an AVX-512 vector
 struct Options {
   bool in_place = true;  // elementwise (and row-wise fused) ops may overwrite a dying input
   bool alias = true;     // reshape, stop-gradient and tap share their input's buffer
+  // A transpose (permute of the last two axes) read only by matmuls is not
+  // materialised: the matmul reads its input transposed (sgemm's trans flag).
+  bool fold_transpose = true;
 };
 
 struct Plan {
@@ -33,6 +36,9 @@ struct Plan {
   // Per node: byte offset of its values in the arena; -1 when it is not
   // computed or lives outside the arena (a param, or a view of one).
   std::vector<int64_t> offset;
+  // Per node: whether it is a view that computes nothing and shares its
+  // input's bytes (an alias op, or a folded transpose).
+  std::vector<bool> view;
   // Per node: position in `schedule`, -1 if not needed.
   std::vector<int32_t> position;
   // Per storage node: its buffer's size in bytes (aligned) and lifetime as
@@ -44,7 +50,7 @@ struct Plan {
   int64_t arena_bytes = 0;  // the peak, known before the first step
   int64_t total_bytes = 0;  // sum of all arena buffers, what no reuse would take
   int in_place = 0;         // nodes written over a dying input
-  int aliases = 0;          // nodes that share their input's buffer without a copy
+  int aliases = 0;          // views: nodes that share their input's buffer without a copy
 
   bool in_arena(NodeId n) const { return offset[n] >= 0; }
   // The n largest buffers, largest first (ties by node id), for explain.
@@ -56,6 +62,8 @@ struct Plan {
 bool can_run_in_place(const Graph& g, NodeId node, size_t input);
 // The ops whose output is their input's bytes unchanged.
 bool is_alias_op(Op op);
+// A permute that swaps the last two axes and keeps the others.
+bool is_transpose(const Node& n);
 
 // Plans the computation of `outputs` (loss, gradients, taps); deterministic.
 Plan make_plan(const Graph& g, const std::vector<NodeId>& outputs, const Options& options = {});

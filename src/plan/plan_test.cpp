@@ -47,7 +47,7 @@ void check(const Graph& g, const Plan& p) {
         ADD_FAILURE() << "%" << a << " and %" << b << " overlap while both live\n" << dump(g);
         continue;
       }
-      if (is_alias_op(g.node(b).op)) continue;  // a view writes nothing
+      if (p.view[b]) continue;  // a view writes nothing
       // b wrote over a's bytes: a must die at b, read by b itself.
       bool reads = false;
       for (NodeId in : g.node(b).inputs) reads = reads || p.storage[in] == p.storage[a];
@@ -90,6 +90,21 @@ TEST(Plan, CheckerCatchesOverlap) {
   Plan p = make_plan(g, {a, b});
   p.offset[b] = p.offset[a];  // both are outputs: live together
   EXPECT_NONFATAL_FAILURE(check(g, p), "overlap while both live");
+}
+
+TEST(Plan, TransposesReadOnlyByMatmulsAreFolded) {
+  Graph g;
+  NodeId x = input(g, "x", {3, 5, 4}, DType::F32);
+  NodeId w = param(g, "w", {5, 4}, {});
+  NodeId wt = transpose(g, w);  // only a matmul reads it: folded
+  NodeId xt = transpose(g, x);  // also read by exp: materialised
+  NodeId y = matmul(g, matmul(g, x, wt), x);
+  NodeId z = matmul(g, xt, x);
+  Plan p = make_plan(g, {sum_all(g, y), sum_all(g, z), sum_all(g, exp(g, xt))});
+  check(g, p);
+  EXPECT_TRUE(p.view[wt]);
+  EXPECT_EQ(p.offset[wt], -1);  // a view of a param
+  EXPECT_FALSE(p.view[xt]);
 }
 
 TEST(Plan, OutputsLiveToTheEndAndAreNotOverwritten) {
@@ -176,7 +191,7 @@ TEST(Plan, RandomGraphsAreSoundAndDeterministic) {
     Plan again = make_plan(g, outs);
     EXPECT_EQ(p.offset, again.offset);
     EXPECT_EQ(p.storage, again.storage);
-    Plan plain = make_plan(g, outs, {.in_place = false, .alias = false});
+    Plan plain = make_plan(g, outs, {.in_place = false, .alias = false, .fold_transpose = false});
     check(g, plain);
     EXPECT_EQ(plain.in_place + plain.aliases, 0);
   }

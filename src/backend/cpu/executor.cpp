@@ -43,9 +43,11 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
   for (NodeId id : plan_.schedule) {
     const Node& n = g.node(id);
     Step s{id, {}, std::vector<const void*>(n.inputs.size()), true};
-    bool view = plan_.storage[id] != id && plan::is_alias_op(n.op);
-    s.compute = !(view || n.op == Op::Param || n.op == Op::Input);
+    s.compute = !(plan_.view[id] || n.op == Op::Param || n.op == Op::Input);
     if (s.compute) prepare(g, id, s.prep);
+    if (n.op == Op::Matmul)
+      for (int k = 0; k < 2; ++k)
+        s.prep.trans[k] = plan_.view[n.inputs[k]] && plan::is_transpose(g.node(n.inputs[k]));
     scratch = std::max(scratch, s.prep.scratch_floats);
     steps_.push_back(std::move(s));
   }

@@ -39,11 +39,14 @@ void run_matmul(const Args& a) {
       int64_t p = t / (tm * tn), i0 = t / tn % tm * kTileM, j0 = t % tn * kTileN;
       int64_t rows = std::min(kTileM, m - i0), cols = std::min(kTileN, n - j0);
       if (rows <= 0 || cols <= 0) continue;
-      const float* Ap = A + a.prep.batch[2 * p] * m * k + i0 * k;
-      const float* Bp = B + a.prep.batch[2 * p + 1] * k * n + j0;
+      // A folded transpose is its source, [k, m] or [n, k], read with sgemm's trans flag.
+      bool trans_a = a.prep.trans[0], trans_b = a.prep.trans[1];
+      const float* Ap = A + a.prep.batch[2 * p] * m * k + (trans_a ? i0 : i0 * k);
+      const float* Bp = B + a.prep.batch[2 * p + 1] * k * n + (trans_b ? j0 * k : j0);
       float* Cp = C + p * m * n + i0 * n + j0;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(cols),
-                  static_cast<int>(k), 1.0f, Ap, static_cast<int>(k), Bp, static_cast<int>(n), 0.0f, Cp,
+      cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                  static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(k), 1.0f, Ap,
+                  static_cast<int>(trans_a ? m : k), Bp, static_cast<int>(trans_b ? k : n), 0.0f, Cp,
                   static_cast<int>(n));
     }
   });

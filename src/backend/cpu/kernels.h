@@ -14,10 +14,11 @@ namespace sx::cpu {
 
 // Per node, everything a kernel needs that depends only on shapes.
 struct Prep {
-  Strided it;                  // elementwise and copy ops: operand 0 is the output
-  std::vector<Strided> parts;  // concat: one copy per input
-  std::vector<int64_t> batch;  // matmul: per batch, the A and B matrix indices
-  int64_t scratch_floats = 0;  // per thread (attention) or shared (cross-entropy)
+  Strided it;                      // elementwise and copy ops: operand 0 is the output
+  std::vector<Strided> parts;      // concat: one copy per input
+  std::vector<int64_t> batch;      // matmul: per batch, the A and B matrix indices
+  bool trans[2] = {false, false};  // matmul: the operand is a folded transpose, read transposed
+  int64_t scratch_floats = 0;      // per thread (attention) or shared (cross-entropy)
 };
 
 struct Args {

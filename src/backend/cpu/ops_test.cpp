@@ -11,13 +11,13 @@ namespace {
 using namespace ops;
 
 // Compares `outs` with the reference (exactly when `exact`), under two thread
-// counts and with views and in-place reuse both on and off.
+// counts and with views, folded transposes and in-place reuse both on and off.
 void check(Case& c, const std::vector<NodeId>& outs, double rtol = 1e-5, bool exact = false) {
   c.fill_params();
   auto want = ref::evaluate<float>(c.g, c.feeds, outs);
   auto one = c.cpu(outs, 1);
   auto three = c.cpu(outs, 3);
-  auto plain = c.cpu(outs, 2, {.in_place = false, .alias = false});
+  auto plain = c.cpu(outs, 2, {.in_place = false, .alias = false, .fold_transpose = false});
   for (size_t k = 0; k < outs.size(); ++k) {
     std::string what = "%" + std::to_string(outs[k]) + " " + op_name(c.g.node(outs[k]).op);
     if (exact)
