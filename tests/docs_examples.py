@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the console examples of docs/*.md and compares their output.
+"""Runs the console examples of docs/*.md and README.md and compares their output.
 
     python3 tests/docs_examples.py ROOT SEXPGPU            check (a ctest test)
     python3 tests/docs_examples.py ROOT SEXPGPU --update   rewrite the outputs in place
@@ -54,6 +54,9 @@ def examples(body):
 def run(cmd, root, bindir):
     env = {"PATH": f"{bindir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
            "HOME": os.environ.get("HOME", "/root")}
+    for v in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if v in os.environ:
+            env[v] = os.environ[v]
     p = subprocess.run(["bash", "-c", cmd], cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        stdin=subprocess.DEVNULL, timeout=120)
     text = p.stdout.decode("utf-8", errors="replace")
@@ -79,7 +82,9 @@ def main():
 
     failures, count = 0, 0
     try:
-        for doc in sorted((root / "docs").glob("*.md")):
+        for doc in sorted((root / "docs").glob("*.md")) + [root / "README.md"]:
+            if not doc.exists():
+                continue
             text = doc.read_text(encoding="utf-8")
             lines = text.split("\n")
             edits = []  # (start, end, new body) in line indices, applied back to front

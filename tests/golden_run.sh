@@ -10,8 +10,8 @@
 #   NAME.args      optional: more arguments, split on whitespace, after the file
 #   NAME.cmd       optional: the arguments replacing `check NAME.sx`
 #                  (e.g. `frobnicate NAME.sx`, `knobs NAME.sx`)
-#   NAME.env       optional: VAR=value lines; the run gets only these, PATH
-#                  and HOME (no SEXPGPU_* from the caller leaks in)
+#   NAME.env       optional: VAR=value lines; the run gets only these, PATH,
+#                  HOME and *SAN_OPTIONS (no SEXPGPU_* from the caller leaks in)
 # It runs `sexpgpu check NAME.sx ARGS` from the directory holding NAME.sx, so
 # paths in messages are short and stable.
 #
@@ -45,6 +45,10 @@ if [ -f "$golden/$name.args" ]; then
   args+=("${extra[@]}")
 fi
 envs=(PATH="$PATH" HOME="${HOME:-/root}")
+# Sanitizer settings pass through (the ASan build runs these tests too).
+for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+  [ -n "${!v:-}" ] && envs+=("$v=${!v}")
+done
 if [ -f "$golden/$name.env" ]; then
   while IFS= read -r line || [ -n "$line" ]; do
     case $line in ''|'#'*) continue ;; esac
