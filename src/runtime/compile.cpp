@@ -54,6 +54,8 @@ void add_outputs(StepGraph& s) {
   for (const auto& [name, id] : s.traced.metrics) s.outputs.push_back(id);
   for (const auto& t : s.taps) s.outputs.push_back(t.node);
   for (const auto& [path, id] : s.grads.params) s.outputs.push_back(id);
+  // planner: lifetimes packed into one arena; nodes no output needs are pruned
+  s.plan = plan::make_plan(s.traced.graph, s.outputs);
 }
 
 }  // namespace

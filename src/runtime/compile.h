@@ -9,6 +9,7 @@
 #include "autodiff/autodiff.h"
 #include "lang/frontend.h"
 #include "lang/trace.h"
+#include "plan/plan.h"
 #include "runtime/params.h"
 #include "util/environment.h"
 
@@ -25,6 +26,7 @@ struct StepGraph {
   Gradients grads;  // training only
   std::vector<SelectedTap> taps;
   std::vector<NodeId> outputs;  // what must be computed: loss, metrics, gradients, selected taps
+  plan::Plan plan;               // the schedule and the arena, unselected taps pruned
 };
 
 struct PassGraph {

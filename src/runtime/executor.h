@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "plan/plan.h"
 #include "runtime/params.h"
 
 namespace sx {
@@ -26,5 +27,9 @@ class Executor {
 // The naive reference backend: the definition of every op; slow, for tests
 // and for checking the fast backend.
 std::unique_ptr<Executor> make_ref_executor(const Graph& g, std::vector<NodeId> outputs);
+
+// The fast cpu backend over a memory plan, on `threads` threads; results are
+// bit-identical for any thread count.
+std::unique_ptr<Executor> make_cpu_executor(const Graph& g, const plan::Plan& p, int threads);
 
 }  // namespace sx

@@ -82,8 +82,9 @@ class Session {
   const RunDecl& run_decl() const { return *x_->run; }
 
   void open_device() {
-    train_exec_ = make_ref_executor(c_.train.traced.graph, c_.train.outputs);
-    for (auto& p : c_.passes) pass_exec_.push_back(make_ref_executor(p.step.traced.graph, p.step.outputs));
+    int threads = req_.env.threads;
+    train_exec_ = make_cpu_executor(c_.train.traced.graph, c_.train.plan, threads);
+    for (auto& p : c_.passes) pass_exec_.push_back(make_cpu_executor(p.step.traced.graph, p.step.plan, threads));
     params_ = init_params(c_.params, static_cast<uint64_t>(run_decl().seed));
     optimizer_ = std::make_unique<Optimizer>(*run_decl().optimizer, c_.params);
     for (const auto& p : c_.params) grads_[p.path].assign(static_cast<size_t>(p.shape.numel()), 0.0f);
