@@ -98,6 +98,9 @@ void BM_TrainStep(benchmark::State& state) {
   state.counters["params"] = static_cast<double>(params);
   state.counters["nodes"] = static_cast<double>(step.plan.schedule.size());
   state.counters["arena_MiB"] = static_cast<double>(step.plan.arena_bytes) / (1 << 20);
+  state.counters["unplanned_MiB"] = static_cast<double>(step.plan.total_bytes) / (1 << 20);  // no reuse
+  state.counters["in_place"] = step.plan.in_place;
+  state.counters["views"] = step.plan.aliases;
   state.counters["loss"] = step.ex->f32(step.outputs[0])[0];
   state.SetLabel(std::to_string(step.ex->threads()) + " threads");
   if (std::getenv("SEXPGPU_BENCH_PROFILE")) print_profile(step, 3);
