@@ -15,20 +15,29 @@ namespace {
 std::string read_checked(const ShardRef& ref) {
   auto r = open_shard(ref);
   if (ref.bytes && r->size() != *ref.bytes)
-    throw UserError(Code::DATA_003, {},
-                    fmt::format("shard {} has {} bytes, its manifest says {}", ref.display, r->size(), *ref.bytes),
-                    "the file changed or the manifest is stale");
+    throw UserError(
+        Code::DATA_003, {},
+        fmt::format("shard {} has {} bytes, its manifest says {}", ref.display, r->size(), *ref.bytes),
+        "the file changed or the manifest is stale");
   if (r->size() > static_cast<uint64_t>(SIZE_MAX / 2))
     throw UserError(Code::DATA_013, {}, fmt::format("data file {} is too large to read", ref.display));
   std::string bytes = read_all(*r);
   if (ref.sha256) {
     std::string got = sha256_hex(bytes);
     if (got != *ref.sha256)
-      throw UserError(Code::DATA_003, {},
-                      fmt::format("shard {} has SHA-256 {}, its manifest says {}", ref.display, got, *ref.sha256),
-                      "the file changed or the manifest is stale");
+      throw UserError(
+          Code::DATA_003, {},
+          fmt::format("shard {} has SHA-256 {}, its manifest says {}", ref.display, got, *ref.sha256),
+          "the file changed or the manifest is stale");
   }
   return bytes;
+}
+
+// Where errors point: the value of the loader's key, else the whole declaration.
+Span key_span(const LoaderDecl& l, const std::string& key) {
+  for (const KeyArg& a : l.keys)
+    if (a.key == key && a.expr && a.expr->span.valid()) return a.expr->span;
+  return l.span;
 }
 
 }  // namespace
@@ -51,22 +60,26 @@ std::shared_ptr<const Dataset> Dataset::load(const LoaderDecl& l, const std::str
     }
     if (d->tokens_.empty())
       throw UserError(Code::DATA_002, {},
-                      fmt::format("source \"{}\" of loader `{}` holds no {}", l.source, l.name, bytes ? "tokens" : "data"));
+                      fmt::format("source \"{}\" of loader `{}` holds no {}", l.source, l.name,
+                                  bytes ? "tokens" : "data"));
     if (d->num_windows() == 0)
-      throw UserError(Code::DATA_012, {},
-                      fmt::format("source \"{}\" of loader `{}` has {} tokens, too few for one record of seq-len + 1 = {}",
-                                  l.source, l.name, d->num_tokens(), l.seq_len + 1),
-                      "use more data or a shorter :seq-len");
+      throw UserError(
+          Code::DATA_012, {},
+          fmt::format(
+              "source \"{}\" of loader `{}` has {} tokens, too few for one record of seq-len + 1 = {}",
+              l.source, l.name, d->num_tokens(), l.seq_len + 1),
+          "use more data or a shorter :seq-len");
   } catch (UserError& e) {
-    if (!e.first().span.valid()) e.first().span = l.span;
+    bool tokenizer = e.code() == Code::DATA_011 || e.code() == Code::DATA_015;
+    if (!e.first().span.valid()) e.first().span = key_span(l, tokenizer ? "tokenizer" : "source");
     e.first().notes.push_back(fmt::format("in: loader `{}`", l.name));
     throw;
   }
   return d;
 }
 
-std::shared_ptr<const Dataset> Dataset::from_tokens(std::string loader, std::vector<int32_t> tokens, int64_t seq_len,
-                                                    int64_t vocab) {
+std::shared_ptr<const Dataset> Dataset::from_tokens(std::string loader, std::vector<int32_t> tokens,
+                                                    int64_t seq_len, int64_t vocab) {
   SX_ASSERT(seq_len > 0, "seq_len must be positive");
   auto d = std::make_shared<Dataset>();
   d->loader_ = std::move(loader), d->seq_len_ = seq_len, d->vocab_ = vocab;
@@ -97,9 +110,12 @@ std::pair<const ShardInfo*, int64_t> Dataset::locate(int64_t t) const {
 void Dataset::require_windows(int64_t windows, const std::string& what) const {
   if (num_windows() >= windows) return;
   throw UserError(Diagnostic{
-      Code::DATA_012, fmt::format("loader `{}` has {} windows of seq-len + 1 = {} tokens ({} tokens in all), but {} needs {}",
-                                  loader_, num_windows(), seq_len_ + 1, num_tokens(), what, windows),
-      span_, {}, "use more data, a smaller :batch or :batches, or a shorter :seq-len"});
+      Code::DATA_012,
+      fmt::format("loader `{}` has {} windows of seq-len + 1 = {} tokens ({} tokens in all), but {} needs {}",
+                  loader_, num_windows(), seq_len_ + 1, num_tokens(), what, windows),
+      span_,
+      {},
+      "use more data, a smaller :batch or :batches, or a shorter :seq-len"});
 }
 
 std::string experiment_dir(const LoaderDecl& l) {

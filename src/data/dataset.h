@@ -25,8 +25,8 @@ class Dataset {
   // sources are relative to `base_dir` (see experiment_dir).
   static std::shared_ptr<const Dataset> load(const LoaderDecl& loader, const std::string& base_dir);
   // For tests and tools: a dataset over given ids (one in-memory shard).
-  static std::shared_ptr<const Dataset> from_tokens(std::string loader, std::vector<int32_t> tokens, int64_t seq_len,
-                                                    int64_t vocab);
+  static std::shared_ptr<const Dataset> from_tokens(std::string loader, std::vector<int32_t> tokens,
+                                                    int64_t seq_len, int64_t vocab);
 
   const std::string& loader() const { return loader_; }
   Span span() const { return span_; }

@@ -9,7 +9,8 @@ EvalStream::EvalStream(std::shared_ptr<const Dataset> data, int64_t batch, std::
     : data_(std::move(data)), batch_(batch) {
   SX_ASSERT(batch >= 1 && (!batches || *batches >= 1), "a pass needs at least one batch of one record");
   if (batches) {
-    data_->require_windows(*batches * batch, fmt::format("pass `{}` ({} batches of {})", pass, *batches, batch));
+    data_->require_windows(*batches * batch,
+                           fmt::format("pass `{}` ({} batches of {})", pass, *batches, batch));
     batches_ = *batches;
   } else {
     data_->require_windows(batch, fmt::format("pass `{}` (a batch of {})", pass, batch));

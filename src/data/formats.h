@@ -11,7 +11,7 @@
 namespace sx::data {
 
 struct FormatSpec {
-  std::string format = "text";          // text | tokens-u16 | tokens-u32 | jsonl
+  std::string format = "text";           // text | tokens-u16 | tokens-u32 | jsonl
   const Tokenizer* tokenizer = nullptr;  // text and jsonl
   int64_t vocab = 0;                     // token formats: ids must be below it (<= 0: below 2^31)
   std::string field = "text";            // jsonl
@@ -19,6 +19,7 @@ struct FormatSpec {
 
 // Appends the ids of one shard, `name` being how errors call it. Throws
 // E-DATA-006/007 (text), E-DATA-008/009 (tokens), E-DATA-010 (jsonl).
-void decode_shard(const FormatSpec& spec, const std::string& name, std::string_view bytes, std::vector<int32_t>& out);
+void decode_shard(const FormatSpec& spec, const std::string& name, std::string_view bytes,
+                  std::vector<int32_t>& out);
 
 }  // namespace sx::data

@@ -84,7 +84,8 @@ TEST(Tokenizer, BadUnknownOrAlphabet) {
 TEST(Tokens, U16AndU32AreLittleEndian) {
   FormatSpec u16{"tokens-u16", nullptr, 1000, ""}, u32{"tokens-u32", nullptr, 100000, ""};
   EXPECT_EQ(decode(u16, std::string("\x01\x00\xe7\x03", 4)), (std::vector<int32_t>{1, 999}));
-  EXPECT_EQ(decode(u32, std::string("\x9f\x86\x01\x00\x02\x00\x00\x00", 8)), (std::vector<int32_t>{99999, 2}));
+  EXPECT_EQ(decode(u32, std::string("\x9f\x86\x01\x00\x02\x00\x00\x00", 8)),
+            (std::vector<int32_t>{99999, 2}));
 }
 
 TEST(Tokens, IdAtOrAboveVocabNamesShardAndOffset) {
@@ -136,7 +137,8 @@ TEST(Jsonl, BadLinesNameFileAndLine) {
   FormatSpec spec2{"jsonl", &t2, 0, "text"};
   auto e = error_of([&] { decode(spec2, "{\"text\":\"ab\"}\n{\"text\":\"a\\nbz\"}", "d.jsonl"); });
   EXPECT_EQ(e.code(), Code::DATA_006);
-  EXPECT_NE(std::string(e.what()).find("d.jsonl:2: field \"text\", line 2 column 2"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("d.jsonl:2: field \"text\", line 2 column 2"), std::string::npos)
+      << e.what();
 }
 
 TEST(Utf8, ShowChar) {

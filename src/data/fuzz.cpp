@@ -23,7 +23,8 @@ int fuzz_data_formats(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   TokenizerSpec bytes_spec;
   bytes_spec.kind = "bytes";
-  const Tokenizer tokenizers[] = {Tokenizer(bytes_spec), Tokenizer(chars_spec(false)), Tokenizer(chars_spec(true))};
+  const Tokenizer tokenizers[] = {Tokenizer(bytes_spec), Tokenizer(chars_spec(false)),
+                                  Tokenizer(chars_spec(true))};
   std::vector<FormatSpec> specs;
   for (const char* format : {"text", "jsonl"})
     for (const Tokenizer& t : tokenizers) specs.push_back({format, &t, 0, "text"});

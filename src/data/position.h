@@ -7,12 +7,12 @@
 namespace sx::data {
 
 struct Position {
-  std::string loader;     // the loader's name (keys its shuffle stream)
-  uint64_t seed = 0;      // the run's seed the shuffle is drawn from
+  std::string loader;  // the loader's name (keys its shuffle stream)
+  uint64_t seed = 0;   // the run's seed the shuffle is drawn from
   bool shuffle = false;
-  int64_t windows = 0;    // windows in the source: a check that the data is the same
-  int64_t epoch = 0;      // epochs completed
-  int64_t index = 0;      // windows taken in this epoch (0 <= index < windows)
+  int64_t windows = 0;  // windows in the source: a check that the data is the same
+  int64_t epoch = 0;    // epochs completed
+  int64_t index = 0;    // windows taken in this epoch (0 <= index < windows)
   // Informational (written, not read back): the shard and token offset in it
   // of the next window.
   std::string shard;

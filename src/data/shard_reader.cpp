@@ -43,7 +43,8 @@ class MemoryShardReader : public ShardReader {
   uint64_t size() const override { return bytes_.size(); }
   void read(uint64_t offset, size_t n, char* out) override {
     if (offset > bytes_.size() || n > bytes_.size() - offset)
-      throw UserError(Code::DATA_013, {}, fmt::format("cannot read {} at byte {}: past its end", name_, offset));
+      throw UserError(Code::DATA_013, {},
+                      fmt::format("cannot read {} at byte {}: past its end", name_, offset));
     std::memcpy(out, bytes_.data() + offset, n);
   }
 
@@ -55,21 +56,24 @@ class MemoryShardReader : public ShardReader {
 
 std::unique_ptr<ShardReader> open_shard(const ShardRef& ref) {
   if (ref.uri.rfind("s3://", 0) == 0)
-    throw UserError(Code::DATA_005, {},
-                    fmt::format("cannot read {}: s3:// data sources come in a later version of sexpgpu", ref.display),
-                    "copy the data to local disk and point :source at it");
+    throw UserError(
+        Code::DATA_005, {},
+        fmt::format("cannot read {}: s3:// data sources come in a later version of sexpgpu", ref.display),
+        "copy the data to local disk and point :source at it");
   int fd = ::open(ref.uri.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
     if (err == ENOENT || err == ENOTDIR)
       throw UserError(Code::DATA_001, {}, fmt::format("data file {} not found", ref.display),
                       "paths in :source are relative to the experiment file's directory");
-    throw UserError(Code::DATA_013, {}, fmt::format("cannot open data file {}: {}", ref.display, std::strerror(err)));
+    throw UserError(Code::DATA_013, {},
+                    fmt::format("cannot open data file {}: {}", ref.display, std::strerror(err)));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw UserError(Code::DATA_013, {}, fmt::format("cannot read data file {}: not a regular file", ref.display));
+    throw UserError(Code::DATA_013, {},
+                    fmt::format("cannot read data file {}: not a regular file", ref.display));
   }
   return std::make_unique<FileShardReader>(ref.display, fd, static_cast<uint64_t>(st.st_size));
 }

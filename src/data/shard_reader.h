@@ -10,8 +10,8 @@ namespace sx::data {
 
 // One shard of a source, as resolved from a path, a glob or a manifest.
 struct ShardRef {
-  std::string uri;      // a local path (absolute or relative to the cwd) or s3://bucket/key
-  std::string display;  // how errors name it
+  std::string uri;                    // a local path (absolute or relative to the cwd) or s3://bucket/key
+  std::string display;                // how errors name it
   std::optional<uint64_t> bytes;      // from a .manifest.json: checked when present
   std::optional<std::string> sha256;  // lowercase hex, from a .manifest.json
 };

@@ -6,9 +6,9 @@ namespace sx::data {
 
 uint32_t PhiloxWords::next() {
   if (e_ % 4 == 0)
-    block_ = philox::philox4x32_10(
-        {static_cast<uint32_t>(e_ / 4), stream_, static_cast<uint32_t>(offset_), static_cast<uint32_t>(offset_ >> 32)},
-        {static_cast<uint32_t>(key_), static_cast<uint32_t>(key_ >> 32)});
+    block_ = philox::philox4x32_10({static_cast<uint32_t>(e_ / 4), stream_, static_cast<uint32_t>(offset_),
+                                    static_cast<uint32_t>(offset_ >> 32)},
+                                   {static_cast<uint32_t>(key_), static_cast<uint32_t>(key_ >> 32)});
   return block_[e_++ % 4];
 }
 

@@ -17,7 +17,10 @@ class PhiloxWords {
  public:
   PhiloxWords(uint64_t key, uint32_t stream, uint64_t offset) : key_(key), stream_(stream), offset_(offset) {}
   uint32_t next();
-  uint64_t next64() { uint64_t hi = next(); return hi << 32 | next(); }
+  uint64_t next64() {
+    uint64_t hi = next();
+    return hi << 32 | next();
+  }
 
  private:
   uint64_t key_;

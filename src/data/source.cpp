@@ -19,7 +19,8 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 bool is_s3(const std::string& s) { return s.rfind("s3://", 0) == 0; }
 
 [[noreturn]] void refuse_s3(const std::string& uri) {
-  throw UserError(Code::DATA_005, {}, fmt::format("cannot read {}: s3:// data sources come in a later version of sexpgpu", uri),
+  throw UserError(Code::DATA_005, {},
+                  fmt::format("cannot read {}: s3:// data sources come in a later version of sexpgpu", uri),
                   "copy the data to local disk and point :source at it");
 }
 
@@ -71,7 +72,8 @@ std::vector<ShardRef> json_manifest(const std::string& path) {
       throw bad(fmt::format("shard {} needs a \"uri\" string", i));
     ShardRef ref = entry(path, s["uri"].get<std::string>());
     if (s.contains("bytes")) {
-      if (!s["bytes"].is_number_unsigned()) throw bad(fmt::format("shard {}: \"bytes\" must be a non-negative integer", i));
+      if (!s["bytes"].is_number_unsigned())
+        throw bad(fmt::format("shard {}: \"bytes\" must be a non-negative integer", i));
       ref.bytes = s["bytes"].get<uint64_t>();
     }
     if (s.contains("sha256")) {

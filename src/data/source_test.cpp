@@ -83,7 +83,8 @@ TEST(Source, JsonManifestChecksSizeAndSha) {
   d.write("s/0.txt", "abc");
   d.write("s/1.txt", "defg");
   std::string h0 = sha256_hex("abc"), h1 = sha256_hex("defg");
-  d.write("s/ok.manifest.json", R"({"shards":[{"uri":"0.txt","bytes":3,"sha256":")" + h0 + R"("},{"uri":"1.txt"}]})");
+  d.write("s/ok.manifest.json",
+          R"({"shards":[{"uri":"0.txt","bytes":3,"sha256":")" + h0 + R"("},{"uri":"1.txt"}]})");
   EXPECT_EQ(load_text(d, "s/ok.manifest.json")->num_tokens(), 7);
 
   d.write("s/size.manifest.json", R"({"shards":[{"uri":"0.txt","bytes":3},{"uri":"1.txt","bytes":5}]})");
@@ -99,8 +100,9 @@ TEST(Source, JsonManifestChecksSizeAndSha) {
 
 TEST(Source, BadJsonManifests) {
   TempDir d;
-  for (std::string bad : {"{", "[]", R"({"shards":{}})", R"({"shards":[{"bytes":1}]})", R"({"shards":[{"uri":""}]})",
-                          R"({"shards":[{"uri":"a","bytes":-1}]})", R"({"shards":[{"uri":"a","sha256":"xyz"}]})"}) {
+  for (std::string bad :
+       {"{", "[]", R"({"shards":{}})", R"({"shards":[{"bytes":1}]})", R"({"shards":[{"uri":""}]})",
+        R"({"shards":[{"uri":"a","bytes":-1}]})", R"({"shards":[{"uri":"a","sha256":"xyz"}]})"}) {
     d.write("bad.manifest.json", bad);
     auto e = error_of([&] { resolve_source("bad.manifest.json", d.path()); });
     EXPECT_EQ(e.code(), Code::DATA_004) << bad;

@@ -28,7 +28,8 @@ std::vector<int32_t> take(TrainStream& s, int64_t records) {
   s.next_batch(records, tok.data(), tgt.data());
   std::vector<int32_t> firsts;
   for (int64_t r = 0; r < records; ++r) {
-    for (int64_t i = 0; i < L; ++i) EXPECT_EQ(tgt[r * L + i], tok[r * L + i] + 1);  // iota: target = next token
+    for (int64_t i = 0; i < L; ++i)
+      EXPECT_EQ(tgt[r * L + i], tok[r * L + i] + 1);  // iota: target = next token
     firsts.push_back(tok[r * L]);
   }
   return firsts;
@@ -151,8 +152,7 @@ TEST(Train, CancelEndsAWaitPromptly) {
   std::vector<int32_t> tok(64 * 4 * 1000), tgt(tok.size());
   std::thread t([&] { std::this_thread::sleep_for(std::chrono::milliseconds(20)), s.cancel(); });
   auto start = std::chrono::steady_clock::now();
-  EXPECT_THROW(
-      for (;;) s.next_batch(64 * 1000, tok.data(), tgt.data()), Cancelled);
+  EXPECT_THROW(for (;;) s.next_batch(64 * 1000, tok.data(), tgt.data()), Cancelled);
   t.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   std::atomic<bool> stop{true};
@@ -184,8 +184,10 @@ TEST(Eval, StartsAtWindowZeroInOrder) {
 TEST(Eval, TooFewWindowsForAPass) {
   auto e = error_of([] { EvalStream s(iota_data(41, 4), 3, 4, "eval"); });
   EXPECT_EQ(e.code(), Code::DATA_012);
-  EXPECT_NE(std::string(e.what()).find("pass `eval` (4 batches of 3) needs 12"), std::string::npos) << e.what();
-  EXPECT_EQ(error_of([] { EvalStream s(iota_data(41, 4), 11, std::nullopt, "eval"); }).code(), Code::DATA_012);
+  EXPECT_NE(std::string(e.what()).find("pass `eval` (4 batches of 3) needs 12"), std::string::npos)
+      << e.what();
+  EXPECT_EQ(error_of([] { EvalStream s(iota_data(41, 4), 11, std::nullopt, "eval"); }).code(),
+            Code::DATA_012);
 }
 
 TEST(Counters, RecordsAndTokens) {

@@ -20,7 +20,8 @@ Tokenizer::Tokenizer(const TokenizerSpec& spec) {
     char32_t cp;
     size_t len = decode_utf8(p + i, n - i, &cp);
     if (len == 0)
-      throw UserError(Code::DATA_015, {}, fmt::format("the (chars ...) alphabet is not valid UTF-8 at byte {}", i));
+      throw UserError(Code::DATA_015, {},
+                      fmt::format("the (chars ...) alphabet is not valid UTF-8 at byte {}", i));
     if (id_of(cp) < 0) (cp < 128 ? ascii_[cp] : other_[cp]) = static_cast<int32_t>(vocab_);  // first wins
     ++vocab_, i += len;
   }
@@ -50,17 +51,20 @@ void Tokenizer::fail(int code, std::string_view text, size_t at, char32_t cp, co
     char32_t c;
     size_t len = decode_utf8(p + i, text.size() - i, &c);
     if (len == 0) len = 1, c = 0xFFFD;
-    if (c == '\n') ++line, col = 1;
-    else ++col;
+    if (c == '\n')
+      ++line, col = 1;
+    else
+      ++col;
     i += len;
   }
-  std::string where = w.jsonl_line > 0 ? fmt::format("{}:{}: field \"{}\", line {} column {}", w.file, w.jsonl_line,
-                                                     w.field, line, col)
+  std::string where = w.jsonl_line > 0 ? fmt::format("{}:{}: field \"{}\", line {} column {}", w.file,
+                                                     w.jsonl_line, w.field, line, col)
                                        : fmt::format("{}:{}:{}", w.file, line, col);
   if (code == 7)
     throw UserError(Code::DATA_007, {}, fmt::format("{}: invalid UTF-8 (byte 0x{:02X})", where, p[at]),
                     "fix the file's encoding, or read it with :tokenizer bytes");
-  throw UserError(Code::DATA_006, {}, fmt::format("{}: character {} is not in the alphabet", where, show_char(cp)),
+  throw UserError(Code::DATA_006, {},
+                  fmt::format("{}: character {} is not in the alphabet", where, show_char(cp)),
                   "add it to the (chars \"...\") alphabet, or map unknown characters with :unknown \"?\"");
 }
 

@@ -27,7 +27,8 @@ TrainStream::TrainStream(std::shared_ptr<const Dataset> data, TrainOptions opts)
 
 TrainStream::~TrainStream() { stop(); }
 
-void TrainStream::fill(WindowOrder& order, Cursor& cur, int64_t records, int32_t* tokens, int32_t* targets) const {
+void TrainStream::fill(WindowOrder& order, Cursor& cur, int64_t records, int32_t* tokens,
+                       int32_t* targets) const {
   const int64_t L = data_->seq_len(), W = data_->num_windows();
   for (int64_t r = 0; r < records; ++r) {
     data_->window(order.window(cur), tokens + r * L, targets + r * L);
@@ -35,9 +36,7 @@ void TrainStream::fill(WindowOrder& order, Cursor& cur, int64_t records, int32_t
   }
 }
 
-bool TrainStream::cancelled() const {
-  return cancelled_.load() || (opts_.stop && opts_.stop->load());
-}
+bool TrainStream::cancelled() const { return cancelled_.load() || (opts_.stop && opts_.stop->load()); }
 
 void TrainStream::start() {
   consumer_ = committed_;
@@ -126,10 +125,17 @@ void TrainStream::next_batch(int64_t records, int32_t* tokens_out, int32_t* targ
 }
 
 Position TrainStream::position() const {
-  Position p{data_->loader(), opts_.seed, opts_.shuffle, data_->num_windows(), committed_.epoch, committed_.index,
-             "", 0};
+  Position p{data_->loader(),
+             opts_.seed,
+             opts_.shuffle,
+             data_->num_windows(),
+             committed_.epoch,
+             committed_.index,
+             "",
+             0};
   if (!info_order_)
-    info_order_ = std::make_unique<WindowOrder>(data_->num_windows(), opts_.shuffle, opts_.seed, data_->loader());
+    info_order_ =
+        std::make_unique<WindowOrder>(data_->num_windows(), opts_.shuffle, opts_.seed, data_->loader());
   auto [shard, offset] = data_->locate(info_order_->window(committed_) * data_->seq_len());
   if (shard) p.shard = shard->name, p.offset = offset;
   return p;
@@ -137,16 +143,20 @@ Position TrainStream::position() const {
 
 void TrainStream::restore(const Position& p) {
   std::string why;
-  if (p.loader != data_->loader()) why = fmt::format("it is loader `{}`'s", p.loader);
-  else if (p.shuffle != opts_.shuffle) why = fmt::format("it has shuffle {}, the loader {}", p.shuffle, opts_.shuffle);
-  else if (p.shuffle && p.seed != opts_.seed) why = fmt::format("it was shuffled with seed {}, not {}", p.seed, opts_.seed);
+  if (p.loader != data_->loader())
+    why = fmt::format("it is loader `{}`'s", p.loader);
+  else if (p.shuffle != opts_.shuffle)
+    why = fmt::format("it has shuffle {}, the loader {}", p.shuffle, opts_.shuffle);
+  else if (p.shuffle && p.seed != opts_.seed)
+    why = fmt::format("it was shuffled with seed {}, not {}", p.seed, opts_.seed);
   else if (p.windows != data_->num_windows())
     why = fmt::format("it was made for {} windows, the source now has {}", p.windows, data_->num_windows());
   else if (p.epoch < 0 || p.index < 0 || p.index >= p.windows)
     why = fmt::format("epoch {} index {} is out of range", p.epoch, p.index);
   if (!why.empty())
-    throw UserError(Code::DATA_014, data_->span(),
-                    fmt::format("cannot continue loader `{}` from the checkpoint's position: {}", data_->loader(), why));
+    throw UserError(
+        Code::DATA_014, data_->span(),
+        fmt::format("cannot continue loader `{}` from the checkpoint's position: {}", data_->loader(), why));
   stop();
   committed_ = {p.epoch, p.index};
   cancelled_ = false;

@@ -20,10 +20,10 @@
 namespace sx::data {
 
 struct TrainOptions {
-  uint64_t seed = 0;     // the run's seed
-  bool shuffle = true;   // the loader's :shuffle, true when omitted for the run's loader
-  int64_t batch = 1;     // a step's records: checked against the source (E-DATA-012); the prefetch unit
-  int prefetch = 4;      // batches kept ready by the background thread; 0: no thread
+  uint64_t seed = 0;    // the run's seed
+  bool shuffle = true;  // the loader's :shuffle, true when omitted for the run's loader
+  int64_t batch = 1;    // a step's records: checked against the source (E-DATA-012); the prefetch unit
+  int prefetch = 4;     // batches kept ready by the background thread; 0: no thread
   // Polled while waiting (a signal handler sets it): when true, waits end with Cancelled.
   const std::atomic<bool>* stop = nullptr;
 };
@@ -65,9 +65,9 @@ class TrainStream {
 
   std::shared_ptr<const Dataset> data_;
   TrainOptions opts_;
-  Cursor committed_;       // after the last whole next_batch
-  Cursor consumer_;        // without prefetch: where the next record comes from
-  WindowOrder order_;      // the caller's thread (no prefetch)
+  Cursor committed_;                                 // after the last whole next_batch
+  Cursor consumer_;                                  // without prefetch: where the next record comes from
+  WindowOrder order_;                                // the caller's thread (no prefetch)
   mutable std::unique_ptr<WindowOrder> info_order_;  // position()'s shard and offset
 
   // Prefetch: the thread fills `queue_` from `producer_`.

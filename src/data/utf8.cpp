@@ -10,10 +10,14 @@ size_t decode_utf8(const unsigned char* p, size_t n, char32_t* cp) {
   if (c < 0x80) return *cp = c, 1;
   size_t len;
   char32_t v, min;
-  if ((c & 0xE0) == 0xC0) len = 2, v = c & 0x1F, min = 0x80;
-  else if ((c & 0xF0) == 0xE0) len = 3, v = c & 0x0F, min = 0x800;
-  else if ((c & 0xF8) == 0xF0) len = 4, v = c & 0x07, min = 0x10000;
-  else return 0;
+  if ((c & 0xE0) == 0xC0)
+    len = 2, v = c & 0x1F, min = 0x80;
+  else if ((c & 0xF0) == 0xE0)
+    len = 3, v = c & 0x0F, min = 0x800;
+  else if ((c & 0xF8) == 0xF0)
+    len = 4, v = c & 0x07, min = 0x10000;
+  else
+    return 0;
   if (n < len) return 0;
   for (size_t i = 1; i < len; ++i) {
     if ((p[i] & 0xC0) != 0x80) return 0;
@@ -26,10 +30,18 @@ size_t decode_utf8(const unsigned char* p, size_t n, char32_t* cp) {
 std::string show_char(char32_t cp) {
   std::string glyph;
   switch (cp) {
-    case '\n': glyph = "\\n"; break;
-    case '\t': glyph = "\\t"; break;
-    case '\r': glyph = "\\r"; break;
-    case '\'': glyph = "\\'"; break;
+    case '\n':
+      glyph = "\\n";
+      break;
+    case '\t':
+      glyph = "\\t";
+      break;
+    case '\r':
+      glyph = "\\r";
+      break;
+    case '\'':
+      glyph = "\\'";
+      break;
     default:
       if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0)) {
         glyph = "?";

@@ -24,8 +24,8 @@ class Rng {
   uint64_t e_ = 0;
 };
 
-const char* kNumbers[] = {"zero",  "one",     "two",      "three",    "four",    "five",    "six",
-                          "seven", "eight",   "nine",     "ten",      "eleven",  "twelve",  "thirteen",
+const char* kNumbers[] = {"zero",     "one",     "two",     "three",     "four",    "five",   "six",
+                          "seven",    "eight",   "nine",    "ten",       "eleven",  "twelve", "thirteen",
                           "fourteen", "fifteen", "sixteen", "seventeen", "eighteen"};
 
 std::string letters(Rng& r, int min_len, int max_len) {
