@@ -1,8 +1,9 @@
-// sexpgpu check FILE [selection]
+// sexpgpu check FILE [selection]: read, evaluate, trace and plan without
+// opening a device.
 #include <iostream>
 
 #include "cli/commands.h"
-#include "lang/frontend.h"
+#include "runtime/compile.h"
 
 namespace sx {
 
@@ -10,9 +11,9 @@ ExitStatus cmd_check(const ParsedArgs& args) {
   const std::string& file = file_argument(args, "check");
   Environment env = command_environment(args);
   Selection sel = selection_from(args, env);
-  auto interp = load_experiment(file, sel, env.eval_limit);
-  const Experiment& x = interp->experiment();
-  std::cout << fmt::format("ok: {} {} knobs\n", x.slug, x.manifest.size());
+  Compiled c = compile(file, sel, env);
+  std::cout << fmt::format("ok: {} {} parameters, {} nodes, plan {}\n", c.x->slug, c.param_count(),
+                           c.train.traced.graph.size(), c.train.plan.arena_bytes);
   return ExitStatus::done;
 }
 

@@ -11,7 +11,7 @@ const std::vector<Command>& commands() {
       {"knobs", "front end", "knobs FILE [--json]", "every knob with its type, default, doc and constraints, and every variant",
        {{"--json", "", "one JSON object for tools"}}, cmd_knobs},
       {"explain", "plan", "explain FILE [selection] [--device cpu|cuda]",
-       "the manifest, parameters, graphs and the memory plan", {}, nullptr},
+       "the manifest, parameters, graphs and the memory plan", selection_flags(), cmd_explain},
       {"sweep", "train", "sweep FILE [--set k=a,b,...] [--variant v1,v2] [--parallel N] [--dir D]",
        "one run per selection of a grid", {}, nullptr},
       {"bundle", "front end", "bundle FILE [selection] [-o out.sxb]", "one archive that runs the same run elsewhere", {},

@@ -24,6 +24,7 @@ ExitStatus cmd_run(const ParsedArgs& args);
 const std::vector<FlagSpec>& run_flags();
 ExitStatus cmd_check(const ParsedArgs& args);
 ExitStatus cmd_knobs(const ParsedArgs& args);
+ExitStatus cmd_explain(const ParsedArgs& args);
 ExitStatus cmd_help(const ParsedArgs& args);
 
 // The environment with the flags that alias variables applied.
