@@ -36,7 +36,7 @@ for t in "${targets[@]}"; do
   # memory grows slowly with every input: a generous RSS limit.
   if ! (cd "$work" && ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        "$build/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=6144 \
+        "$build/fuzz/$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=6144 \
         -max_len=8192 -dict="$root/fuzz/sx.dict" -print_final_stats=1 \
         -artifact_prefix="$findings/$t-" "$corpus" "$seeds" 2>"$build/fuzz-$t.log"); then
     echo "== $t: FINDING (log: $build/fuzz-$t.log; inputs: $findings/$t-*)"
