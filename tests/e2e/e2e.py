@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `sexpgpu run`: the real binary, real processes and signals.
+
+    e2e.py SEXPGPU REPO CASE     runs one case (see CASES); exit 0 when it passes.
+    UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
+"""
+import json, os, re, signal, subprocess, sys, tempfile, time
+
+SEXPGPU, REPO, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+HERE = os.path.dirname(os.path.abspath(__file__))
+TMP = tempfile.mkdtemp(prefix="sexpgpu-e2e-")
+
+
+def run(*args, env=None, check_rc=0):
+    e = dict(os.environ)
+    for k in list(e):
+        if k.startswith("SEXPGPU_") or k.startswith("SYVAIN_"):
+            del e[k]
+    e.update(env or {})
+    p = subprocess.run([SEXPGPU, *args], cwd=REPO, env=e, capture_output=True, text=True, timeout=600)
+    if check_rc is not None and p.returncode != check_rc:
+        fail(f"exit {p.returncode}, expected {check_rc}\nstderr:\n{p.stderr}\nstdout:\n{p.stdout}")
+    return p
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def expect(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def mask_times(text):
+    # Timings vary run to run; everything else is golden.
+    return re.sub(r"\d+\.\d+s\b", "<t>s", text)
+
+
+def golden(name, text):
+    path = os.path.join(HERE, name)
+    if os.environ.get("UPDATE_GOLDEN"):
+        with open(path, "w") as f:
+            f.write(text)
+        return
+    with open(path) as f:
+        want = f.read()
+    if text != want:
+        import difflib
+        fail("differs from " + name + ":\n" + "".join(difflib.unified_diff(
+            want.splitlines(True), text.splitlines(True), "expected", "actual")))
+
+
+def jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def case_seed_stderr():
+    """The seed-shaped example's standard error, line for line, times masked."""
+    p = run("run", "examples/my-run.sx")
+    golden("my-run.stderr", mask_times(p.stderr))
+    expect(p.stdout == "", "nothing on standard output without --json")
+
+
+def case_json_summary():
+    """--json: one summary object on standard output, fields in the seed's order."""
+    status = os.path.join(TMP, "s.json")
+    metrics = os.path.join(TMP, "m.jsonl")
+    p = run("run", "examples/my-run.sx", "--json", "--metrics", "jsonl:" + metrics, "--status", status)
+    lines = p.stdout.strip().splitlines()
+    expect(len(lines) == 1, f"one line on stdout, found {lines}")
+    s = json.loads(lines[0])
+    expect(list(s) == ["kind", "steps", "train_loss", "eval", "counters", "stage", "metrics", "status"],
+           f"summary fields in order, found {list(s)}")
+    expect(s["kind"] == "summary" and s["steps"] == 20 and s["stage"] == 0, str(s))
+    expect(s["counters"] == {"records": 160, "tokens": 2720}, str(s["counters"]))
+    expect(list(s["eval"]) == ["eval/loss"], str(s["eval"]))
+    expect(s["metrics"] == os.path.realpath(metrics) or s["metrics"] == metrics, s["metrics"])
+    expect(s["status"] == status, s["status"])
+    expect("done:" not in p.stderr, "no done: block with --json")
+    recs = jsonl(metrics)
+    expect(recs[-1] == s, "the metrics file ends with the same summary")
+    steps = [r for r in recs if r["kind"] == "step"]
+    expect(abs(steps[-1]["train/loss"] - s["train_loss"]) == 0, "train_loss is the last step's loss")
+    expect([r["step"] for r in steps] == list(range(1, 21)), "steps counted from 1")
+    evals = [r for r in recs if r["kind"] == "eval"]
+    expect([r["step"] for r in evals] == [0, 10, 20], "passes at 0, 10, 20")
+
+
+def case_overrides_recorded():
+    """--steps 3 --variant smoke: knobs of source override and variant in meta and status."""
+    status = os.path.join(TMP, "s.json")
+    metrics = os.path.join(TMP, "m.jsonl")
+    p = run("run", "examples/my-run.sx", "--steps", "3", "--variant", "smoke", "--metrics",
+            "jsonl:" + metrics, "--status", status)
+    meta = jsonl(metrics)[0]
+    expect(meta["kind"] == "meta" and meta["slug"] == "my-run-smoke", str(meta))
+    for m in (meta, json.load(open(status))):
+        knobs = {k["name"]: k for k in m["knobs"]}
+        expect(knobs["steps"] == {"name": "steps", "value": 3, "source": "override"}, str(knobs["steps"]))
+        expect(knobs["d-model"] == {"name": "d-model", "value": 16, "source": "variant"}, str(knobs["d-model"]))
+        expect(knobs["lr"]["source"] == "default", str(knobs["lr"]))
+    st = json.load(open(status))
+    expect(st["state"] == "done" and st["step"] == 3 and st["summary"]["steps"] == 3, str(st))
+    expect("steps 3 " in p.stderr.splitlines()[0], p.stderr)
+
+
+def case_eval_every_zero():
+    """--eval-every 0: only the pass after the last step."""
+    p = run("run", "examples/my-run.sx", "--eval-every", "0")
+    lines = p.stderr.splitlines()
+    expect(" evals eval@0 " in lines[0], lines[0])
+    progress = [l for l in lines if l.startswith("step ")]
+    expect(len(progress) == 1 and progress[0].startswith("step 20/20 "), str(progress))
+
+
+def case_curriculum():
+    """The curriculum advances after passes; with --eval-every 0 it never does."""
+    metrics = os.path.join(TMP, "c.jsonl")
+    p = run("run", "examples/curriculum.sx", "--json", "--metrics", "jsonl:" + metrics)
+    expect("stage 1 cool at step 5 (eval/loss " in p.stderr, p.stderr)
+    expect("stage 2 late at step 25 (step 25 >= 25)" in p.stderr, p.stderr)
+    expect(json.loads(p.stdout)["stage"] == 2, p.stdout)
+    stages = [r for r in jsonl(metrics) if r["kind"] == "event" and r["event"] == "stage"]
+    expect([(e["step"], e["to"]) for e in stages] == [(5, 1), (25, 2)], str(stages))
+    steps = [r for r in jsonl(metrics) if r["kind"] == "step"]
+    # lr-scale 0.1 from the step after the stage change
+    expect(abs(steps[5]["lr"] - 0.0003) < 1e-12 and abs(steps[4]["lr"] - 0.003) < 1e-12,
+           f"{steps[4]['lr']} {steps[5]['lr']}")
+    q = run("run", "examples/curriculum.sx", "--json", "--eval-every", "0")
+    expect("stage " not in q.stderr and json.loads(q.stdout)["stage"] == 0, q.stderr)
+
+
+def case_poller():
+    """A reader polling the status and metrics files never sees a partial or invalid object."""
+    status = os.path.join(TMP, "poll.json")
+    metrics = os.path.join(TMP, "poll.jsonl")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
+    proc = subprocess.Popen([SEXPGPU, "run", "examples/my-run.sx", "--steps", "60", "--status", status,
+                             "--metrics", "jsonl:" + metrics], cwd=REPO, env=e,
+                            stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    reads = 0
+    states = set()
+    while True:
+        finished = proc.poll() is not None
+        for path, is_status in ((status, True), (metrics, False)):
+            try:
+                with open(path) as f:
+                    text = f.read()
+            except FileNotFoundError:
+                continue
+            reads += 1
+            if is_status:
+                obj = json.loads(text)  # raises on a partial object
+                expect(obj["kind"] == "status", text)
+                states.add(obj["state"])
+            else:
+                expect(text == "" or text.endswith("\n"), "a metrics line was seen half written")
+                for line in text.splitlines():
+                    json.loads(line)
+        if finished:
+            break
+    expect(proc.returncode == 0, f"exit {proc.returncode}")
+    expect(reads > 10, f"polled only {reads} times")
+    expect("done" in states, str(states))
+
+
+def case_sigterm():
+    """SIGTERM mid-run: stops at a step boundary, exit 143, state stopped, a summary."""
+    status = os.path.join(TMP, "sig.json")
+    metrics = os.path.join(TMP, "sig.jsonl")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
+    proc = subprocess.Popen([SEXPGPU, "run", "examples/my-run.sx", "--steps", "100000", "--json", "--status",
+                             status, "--metrics", "jsonl:" + metrics], cwd=REPO, env=e,
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if os.path.exists(metrics) and sum(1 for l in open(metrics) if '"kind":"step"' in l) >= 3:
+            break
+        time.sleep(0.05)
+    t0 = time.time()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    took = time.time() - t0
+    expect(proc.returncode == 143, f"exit {proc.returncode}\n{err}")
+    expect(took < 10, f"took {took:.1f}s to stop")
+    s = json.loads(out.strip().splitlines()[-1])
+    expect(s["state"] == "stopped" and s["steps"] >= 3, out)
+    expect(list(s)[-1] == "state", "state comes last in a stopped summary")
+    st = json.load(open(status))
+    expect(st["state"] == "stopped" and st["summary"]["state"] == "stopped", str(st))
+    expect(re.search(r"^stopping: SIGTERM at step \d+ \(\d+\.\d+s to exit\)$", err, re.M), err)
+    recs = jsonl(metrics)
+    expect(recs[-1]["kind"] == "summary", "the summary is the last record")
+    sig = [r for r in recs if r["kind"] == "event" and r["event"] == "signal"]
+    expect(len(sig) == 1 and sig[0]["name"] == "SIGTERM", str(sig))
+    steps = [r["step"] for r in recs if r["kind"] == "step"]
+    expect(steps == list(range(1, len(steps) + 1)) and steps[-1] == s["steps"], "every step recorded once")
+
+
+def case_learns():
+    """An example learns: eval loss after 200 steps far below ln(32) = 3.47."""
+    p = run("run", "examples/learn.sx", "--steps", "200", "--json")
+    loss = json.loads(p.stdout)["eval"]["eval/loss"]
+    expect(loss < 1.8, f"eval/loss {loss} after 200 steps")
+
+
+def case_threads_identical():
+    """The same run on 1 and 2 threads writes bit-identical step records."""
+    out = []
+    for t in ("1", "2"):
+        m = os.path.join(TMP, f"t{t}.jsonl")
+        run("run", "examples/my-run.sx", "--metrics", "jsonl:" + m, env={"SEXPGPU_THREADS": t})
+        out.append([(r["step"], r["train/loss"]) for r in jsonl(m) if r["kind"] == "step"] +
+                   [(r["step"], r["eval/loss"]) for r in jsonl(m) if r["kind"] == "eval"])
+    expect(out[0] == out[1], f"{out[0]}\n{out[1]}")
+
+
+CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
+if CASE not in CASES:
+    fail(f"no case {CASE}; cases: {', '.join(CASES)}")
+CASES[CASE]()
+print("ok:", CASE)
