@@ -31,23 +31,23 @@ const char* kNumbers[] = {"zero",     "one",     "two",     "three",     "four",
 std::string letters(Rng& r, int min_len, int max_len) {
   int n = min_len + r.below(max_len - min_len + 1);
   std::string s;
-  for (int i = 0; i < n; ++i) s += static_cast<char>('a' + r.below(26));
+  for (int i = 0; i < n; ++i) s += static_cast<char>('a' + r.below(12));  // a-l: learnable sooner
   return s;
 }
 
 std::string line(Rng& r) {
   switch (r.below(5)) {
     case 0: {
-      std::string s = letters(r, 3, 6), t = s;
+      std::string s = letters(r, 3, 5), t = s;
       std::sort(t.begin(), t.end());
       return "sort " + s + "; " + t + ".";
     }
     case 1: {
-      std::string s = letters(r, 3, 6);
+      std::string s = letters(r, 3, 5);
       return "rev " + s + "; " + std::string(s.rbegin(), s.rend()) + ".";
     }
     case 2: {
-      std::string s = letters(r, 3, 7);
+      std::string s = letters(r, 3, 6);
       return "copy " + s + "; " + s + ".";
     }
     case 3: {
@@ -56,7 +56,7 @@ std::string line(Rng& r) {
     }
     default: {
       int n = 1 + r.below(9);
-      return "count " + std::string(n, static_cast<char>('a' + r.below(26))) + "; " + kNumbers[n] + "!";
+      return "count " + std::string(n, static_cast<char>('a' + r.below(12))) + "; " + kNumbers[n] + "!";
     }
   }
 }
