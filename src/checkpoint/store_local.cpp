@@ -1,0 +1,186 @@
+// A run folder on a local file system. Durability is explicit: every file is
+// fsynced when put, a folder is fsynced before it is renamed, and the run
+// folder after the rename, so what a rename makes visible is on disk.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "checkpoint/store.h"
+#include "util/error.h"
+
+namespace sx::ckpt {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string reason(int err) { return std::strerror(err); }
+
+UserError write_failed(const std::string& what, const std::string& path, int err) {
+  return UserError(Code::CKPT_020, {}, fmt::format("cannot {} {}: {}", what, path, reason(err)),
+                   "check that the checkpoint location is a writable folder "
+                   "with free space; "
+                   "the previous checkpoints are intact");
+}
+
+bool write_all(int fd, std::string_view s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// 0 or the errno of opening or syncing a directory.
+int fsync_dir(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  // Some file systems cannot sync a directory; their renames are durable
+  // anyway.
+  return err == EINVAL || err == EROFS ? 0 : err;
+}
+
+std::string parent_of(const std::string& path) {
+  fs::path p = fs::path(path).parent_path();
+  return p.empty() ? "." : p.string();
+}
+
+class LocalStore final : public CheckpointStore {
+ public:
+  explicit LocalStore(std::string root) : root_(std::move(root)) {}
+
+  std::string where(const std::string& folder) const override {
+    return folder.empty() ? root_ : root_ + "/" + folder;
+  }
+
+  std::vector<std::string> list() const override {
+    std::vector<std::string> out;
+    std::error_code ec;
+    fs::directory_iterator it(root_, ec);
+    if (ec == std::errc::no_such_file_or_directory) return out;
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      std::error_code dir_ec;
+      if (it->is_directory(dir_ec)) out.push_back(it->path().filename().string());
+    }
+    if (ec)
+      throw UserError(Code::CKPT_027, {},
+                      fmt::format("cannot list the checkpoint folder {}: {}", root_, ec.message()),
+                      "the checkpoint location must be a readable folder");
+    return out;
+  }
+
+  bool exists(const std::string& folder, const std::string& name) const override {
+    struct stat st {};
+    std::string path = name.empty() ? where(folder) : where(folder) + "/" + name;
+    if (::stat(path.c_str(), &st) != 0) return false;
+    return name.empty() ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
+  }
+
+  void put(const std::string& folder, const std::string& name, std::string_view bytes) override {
+    make_root();
+    std::string dir = where(folder);
+    if (::mkdir(dir.c_str(), 0755) != 0 && !(errno == EEXIST && exists(folder, {})))
+      throw write_failed("create the checkpoint folder", dir, errno);
+    std::string path = dir + "/" + name;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw write_failed("create the checkpoint file", path, errno);
+    int err = 0;
+    if (!write_all(fd, bytes) || ::fsync(fd) != 0) err = errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err != 0) throw write_failed("write the checkpoint file", path, err);
+  }
+
+  std::optional<std::string> read(const std::string& folder, const std::string& name) const override {
+    std::string path = where(folder) + "/" + name;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) return std::nullopt;
+    auto fail = [&](int err) {
+      if (fd >= 0) ::close(fd);
+      return UserError(Code::CKPT_023, {},
+                       fmt::format("cannot read the checkpoint file {}: {}", path, reason(err)));
+    };
+    if (fd < 0) throw fail(errno);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw fail(errno);
+    if (!S_ISREG(st.st_mode)) throw fail(EISDIR);
+    std::string out;
+    out.reserve(static_cast<size_t>(st.st_size));
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw fail(errno);
+      if (n == 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
+  }
+
+  void rename(const std::string& from, const std::string& to) override {
+    std::string src = where(from), dst = where(to);
+    if (int err = fsync_dir(src)) throw write_failed("sync the checkpoint folder", src, err);
+    if (::rename(src.c_str(), dst.c_str()) != 0)
+      throw write_failed(fmt::format("rename {} to", src), dst, errno);
+    if (int err = fsync_dir(root_)) throw write_failed("sync the checkpoint folder", root_, err);
+  }
+
+  void remove(const std::string& folder) override {
+    if (!exists(folder, {})) return;
+    std::string dir = where(folder);
+    std::string complete = dir + "/COMPLETE";
+    if (::unlink(complete.c_str()) != 0 && errno != ENOENT) throw write_failed("delete", complete, errno);
+    if (int err = fsync_dir(dir)) throw write_failed("sync the checkpoint folder", dir, err);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (ec) throw write_failed("delete the checkpoint folder", dir, ec.value());
+  }
+
+ private:
+  // Creates the run folder (and the location) on the first put; the parent of a
+  // new folder is synced so the folder survives a crash.
+  void make_root() {
+    if (root_ok_) return;
+    std::error_code ec;
+    bool created = fs::create_directories(root_, ec);
+    if (ec) throw write_failed("create the checkpoint folder", root_, ec.value());
+    if (!fs::is_directory(root_, ec)) throw write_failed("create the checkpoint folder", root_, ENOTDIR);
+    if (created) {
+      if (int err = fsync_dir(parent_of(root_))) throw write_failed("sync the folder", parent_of(root_), err);
+    }
+    root_ok_ = true;
+  }
+
+  std::string root_;
+  bool root_ok_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<CheckpointStore> local_store(const std::string& root) {
+  return std::make_unique<LocalStore>(root);
+}
+
+std::unique_ptr<CheckpointStore> open_store(const Location& location, const std::string& slug) {
+  if (location.s3)
+    throw UserError(Code::CKPT_026, {},
+                    fmt::format("expected a local checkpoint folder, found {}: "
+                                "s3:// checkpoints are not "
+                                "available in this build yet",
+                                location.text),
+                    "use a local --checkpoint-dir");
+  std::string base = location.text.empty() ? "." : location.text;
+  return local_store(base.ends_with('/') ? base + slug : base + "/" + slug);
+}
+
+}  // namespace sx::ckpt
