@@ -59,6 +59,7 @@ std::unique_ptr<TrainFeed> open_train_feed(const LoaderDecl& l, const std::strin
   o.seed = seed;
   o.shuffle = l.shuffle.value_or(true);
   o.batch = batch;
+  o.stop = StopSignals::flag();  // a stopping signal cuts a wait for data short
   return std::make_unique<DataTrainFeed>(dataset_of(l, base_dir), o);
 }
 

@@ -14,9 +14,11 @@
 #include "runtime/compile.h"
 #include "runtime/executor.h"
 #include "runtime/feed.h"
+#include "runtime/init_from.h"
 #include "runtime/optimizer.h"
 #include "runtime/records.h"
 #include "runtime/signals.h"
+#include "data/train_stream.h"
 #include "runtime/timing.h"
 #include "util/version.h"
 
@@ -72,6 +74,8 @@ class Session {
       loop();
     } catch (const Stopped& s) {
       code = finish_stopped(s.signal);
+    } catch (const data::Cancelled&) {
+      code = finish_stopped(StopSignals::pending());
     } catch (const UserError& e) {
       code = finish_failed(e);
     }
@@ -86,6 +90,7 @@ class Session {
     train_exec_ = make_cpu_executor(c_.train.traced.graph, c_.train.plan, threads);
     for (auto& p : c_.passes) pass_exec_.push_back(make_cpu_executor(p.step.traced.graph, p.step.plan, threads));
     params_ = init_params(c_.params, static_cast<uint64_t>(run_decl().seed));
+    if (!run_decl().init_from.empty()) apply_init_from(params_, run_decl(), base_dir());
     optimizer_ = std::make_unique<Optimizer>(*run_decl().optimizer, c_.params);
     for (const auto& p : c_.params) grads_[p.path].assign(static_cast<size_t>(p.shape.numel()), 0.0f);
   }
@@ -395,9 +400,15 @@ class Session {
     std::cerr << timings_.block();
     Json s = summary(state, error);
     if (!req_.json) print_end_block(word);
-    metrics_.write(s);
+    write_summary(s);
     write_status(state ? state : "done", false, &s, error);
-    if (req_.json) std::cout << s.dump() << std::endl;
+  }
+
+  // The summary ends the metrics; with --json it is also standard output's
+  // last line — once, when the metrics already go there.
+  void write_summary(const Json& s) {
+    metrics_.write(s);
+    if (req_.json && metrics_.line() != "stdout") std::cout << s.dump() << std::endl;
   }
 
   void finish_done() {
@@ -421,9 +432,8 @@ class Session {
     std::cerr << timings_.block();
     std::cerr << fmt::format("failed: {} at step {}\n", code_info(e.code()).name, step_ + 1);
     Json s = summary("failed", &e);
-    metrics_.write(s);
+    write_summary(s);
     write_status("failed", false, &s, &e);
-    if (req_.json) std::cout << s.dump() << std::endl;
     return 1;
   }
 

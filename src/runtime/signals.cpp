@@ -9,6 +9,7 @@ namespace sx {
 namespace {
 std::atomic<int> g_signal{0};
 std::atomic<int64_t> g_signal_ns{0};
+std::atomic<bool> g_flag{false};
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -19,6 +20,7 @@ void on_signal(int sig) {
   int expected = 0;
   if (g_signal.compare_exchange_strong(expected, sig)) {
     g_signal_ns.store(now_ns());
+    g_flag.store(true);
     return;
   }
   // A second signal: leave now. _exit is async-signal-safe; nothing half-written
@@ -54,7 +56,10 @@ double StopSignals::since_signal() {
   return t == 0 ? 0.0 : static_cast<double>(now_ns() - t) / 1e9;
 }
 
+const std::atomic<bool>* StopSignals::flag() { return &g_flag; }
+
 void StopSignals::reset() {
+  g_flag.store(false);
   g_signal.store(0);
   g_signal_ns.store(0);
 }

@@ -16,6 +16,8 @@ class StopSignals {
   static const char* name(int sig);  // "SIGTERM"
   // Seconds since the first signal arrived.
   static double since_signal();
+  // Set once a stopping signal arrived: for waits (data loading) that poll a flag.
+  static const std::atomic<bool>* flag();
   // For tests: forget a pending signal.
   static void reset();
 };

@@ -218,6 +218,31 @@ def case_threads_identical():
     expect(out[0] == out[1], f"{out[0]}\n{out[1]}")
 
 
+def case_nonfinite():
+    """A non-finite loss stops the run as failed with E-NUM-001 at that step, exit 1."""
+    status = os.path.join(TMP, "nf.json")
+    metrics = os.path.join(TMP, "nf.jsonl")
+    p = run("run", "tests/e2e/nonfinite.sx", "--json", "--status", status, "--metrics", "jsonl:" + metrics,
+            check_rc=1)
+    expect("error[E-NUM-001]: train/loss is not finite at step 1" in p.stderr, p.stderr)
+    expect(p.stderr.rstrip().endswith("failed: E-NUM-001 at step 1"), p.stderr)
+    s = json.loads(p.stdout)
+    expect(s["state"] == "failed" and s["error"]["code"] == "E-NUM-001" and s["steps"] == 0, str(s))
+    expect(list(s)[-2:] == ["state", "error"], str(list(s)))
+    expect(json.load(open(status))["state"] == "failed", "status says failed")
+    kinds = [(r["kind"], r.get("event")) for r in jsonl(metrics)]
+    expect(("event", "nonfinite") in kinds and ("event", "error") in kinds and kinds[-1][0] == "summary", str(kinds))
+
+
+def case_metrics_stdout():
+    """--metrics stdout --json: records on standard output, the summary once, last."""
+    p = run("run", "examples/my-run.sx", "--steps", "2", "--metrics", "stdout", "--json")
+    recs = [json.loads(l) for l in p.stdout.splitlines()]
+    expect(recs[0]["kind"] == "meta" and recs[-1]["kind"] == "summary", str(recs[:1]))
+    expect(sum(1 for r in recs if r["kind"] == "summary") == 1, "one summary")
+    expect("metrics: stdout" in p.stderr, p.stderr)
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 if CASE not in CASES:
     fail(f"no case {CASE}; cases: {', '.join(CASES)}")
