@@ -52,6 +52,7 @@ TEST(Checkpoint, RoundTrip) {
 TEST(Checkpoint, EmptyTensorsAndStepZero) {
   TempDir tmp;
   CheckpointData d;
+  d.state = nullptr;  // taken as {}
   WriteResult w = write_checkpoint(tmp.location(), "r", d);
   CheckpointData r = read_checkpoint(w.path);
   EXPECT_EQ(r.step, 0);

@@ -65,11 +65,11 @@ void clean_leftovers(CheckpointStore& store) {
 WriteResult write_checkpoint(CheckpointStore& store, const CheckpointData& data) {
   auto start = std::chrono::steady_clock::now();
   SX_ASSERT(data.step >= 0, "a checkpoint's step is negative");
-  SX_ASSERT(data.state.is_object(), "a checkpoint's state is not a JSON object");
+  SX_ASSERT(data.state.is_object() || data.state.is_null(), "a checkpoint's state is not a JSON object");
   const std::map<std::string, std::string> meta{{"format", "pt"}};
   std::string model = st::encode(data.model, meta);
   std::string optimizer = st::encode(data.optimizer, meta);
-  nlohmann::ordered_json state = data.state;
+  nlohmann::ordered_json state = data.state.is_null() ? nlohmann::ordered_json::object() : data.state;
   state["step"] = data.step;
   state["files"] = {{kModelFile, sha256_hex(model)}, {kOptimizerFile, sha256_hex(optimizer)}};
   std::string state_text = state.dump(1) + "\n";
