@@ -102,13 +102,14 @@ std::string encode(const Tensors& tensors, const std::map<std::string, std::stri
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
     SX_ASSERT(name != "__metadata__", "a tensor named __metadata__");
-    int64_t n = 1;
+    uint64_t n = 1;
+    bool overflow = false;
     for (int64_t d : t.shape) {
       SX_ASSERT(d >= 0, "a negative dimension");
-      n *= d;
+      overflow |= __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n);
     }
-    SX_ASSERT(static_cast<size_t>(n) == t.values.size(), "a tensor's values disagree with its shape");
-    uint64_t bytes = static_cast<uint64_t>(n) * 4;
+    SX_ASSERT(!overflow && n == t.values.size(), "a tensor's values disagree with its shape");
+    uint64_t bytes = n * 4;
     nlohmann::ordered_json e = nlohmann::ordered_json::object();
     e["dtype"] = "F32";
     e["shape"] = t.shape;
@@ -154,7 +155,9 @@ Header parse_header(std::string_view bytes, const std::string& name) {
   Header h;
   h.data_start = 8 + n;
   const uint64_t data_size = avail - n;
-  for (const auto& [key, v] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();
+    const nlohmann::json& v = item.value();
     if (key == "__metadata__") {
       if (!v.is_object()) throw err(Code::CKPT_003, name, "__metadata__ is not an object of strings");
       for (const auto& [mk, mv] : v.items()) {

@@ -58,8 +58,7 @@ void apply_init_from(ParamStore& params, const std::string& path, Span span, con
                                              shape_str(e.shape), shape_str(want)));
   }
   for (const auto& [k, e] : header.entries) {
-    if (std::any_of(params.info.begin(), params.info.end(), [&](const ParamInfo& p) { return p.path == k; }))
-      continue;
+    if (std::find(model_paths.begin(), model_paths.end(), k) != model_paths.end()) continue;
     std::string near = nearest(k, model_paths);
     diffs.emplace_back(
         k, fmt::format("extra: tensor `{}` {} {} is not a parameter of the model{}", k, e.dtype,
