@@ -58,6 +58,20 @@ void add_outputs(StepGraph& s) {
   s.plan = plan::make_plan(s.traced.graph, s.outputs);
 }
 
+// What a checkpoint must agree on to be resumed: the parameters' names and
+// shapes, the model's operations, and the training data's order. Not the batch
+// rows a microbatch has: a resume may change :microbatches.
+std::string identity_text(const Compiled& c) {
+  std::string text;
+  for (const auto& p : c.params) text += p.path + " " + p.shape.str() + "\n";
+  const Graph& g = c.train.traced.graph;
+  for (NodeId id = 0; id <= c.train.traced.loss; ++id) text += std::string(op_name(g.node(id).op)) + " " + g.node(id).path + "\n";
+  const LoaderDecl& l = *c.x->run->loader;
+  text += fmt::format("loader {} {} {} seq-len {} shuffle {}\n", l.name, l.source, l.format, l.seq_len,
+                      l.shuffle.value_or(true));
+  return text;
+}
+
 }  // namespace
 
 Compiled compile(const std::string& file, const Selection& sel, const Environment& env) {
@@ -86,7 +100,7 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
     add_outputs(p.step);
     c.passes.push_back(std::move(p));
   }
-  c.graph_hash = sha256_hex(dump(c.train.traced.graph), 16);
+  c.graph_hash = sha256_hex(identity_text(c), 16);
   return c;
 }
 

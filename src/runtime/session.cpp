@@ -18,7 +18,9 @@
 #include "runtime/optimizer.h"
 #include "runtime/records.h"
 #include "runtime/signals.h"
+#include "checkpoint/checkpoint.h"
 #include "data/train_stream.h"
+#include "runtime/resume.h"
 #include "runtime/timing.h"
 #include "util/version.h"
 
@@ -47,13 +49,19 @@ double f32(double x) { return static_cast<double>(static_cast<float>(x)); }
 class Session {
  public:
   explicit Session(const RunRequest& req)
-      : req_(req), metrics_(req.env.metrics), status_(req.env.status), pid_(getpid()) {}
+      : req_(req), metrics_(req.env.metrics), status_(req.env.status), pid_(getpid()),
+        location_(req.env.checkpoint_dir) {}
 
   int run() {
     started_at_ = rfc3339_now();
     write_status("compiling");
     Stopwatch compile_clock;
-    c_ = compile(req_.file, req_.selection, req_.env);
+    try {
+      c_ = compile(req_.file, req_.selection, req_.env);
+    } catch (const UserError& e) {
+      write_status("failed", false, nullptr, &e);  // refused before the first step: exit 2
+      throw;
+    }
     x_ = c_.x;
     timings_.graph_s = compile_clock.seconds();
     if (int sig = StopSignals::pending()) return stop_before_start(sig);
@@ -64,10 +72,23 @@ class Session {
     timings_.device_open_s = open_clock.seconds();
     if (int sig = StopSignals::pending()) return stop_before_start(sig);
 
-    print_run_line();
+    std::string resume_text = "-";
+    if (req_.env.resume) {
+      resume_text = locate_resume();
+      if (resume_) load_resume();
+    }
+    print_run_line(resume_text);
+    if (resume_) report_resume();
     metrics_.write(meta_record());
-    event("start", 0, {{"pid", pid_}, {"host", hostname()}, {"device", "cpu"}});
+    event("start", step_, {{"pid", pid_}, {"host", hostname()}, {"device", "cpu"}});
+    if (resume_) event("resume", step_, {{"from", resume_->path}, {"differences", differences_json()}});
     write_status("running");
+    if (resume_ && step_ >= run_decl().steps) {
+      // Already at the last step: nothing to train; the summary, and done.
+      loop_clock_.emplace();
+      finish_done();
+      return 0;
+    }
 
     int code = 0;
     try {
@@ -116,11 +137,14 @@ class Session {
   void loop() {
     loop_clock_.emplace();
     const int64_t steps = run_decl().steps;
-    run_passes_due(0);
+    if (resume_) run_passes(resume_passes_due_, step_);  // cut short when the run stopped
+    else run_passes(passes_due(0), 0);
     for (int64_t k = step_ + 1; k <= steps; ++k) {
       if (int sig = StopSignals::pending()) throw Stopped{sig};
       train_step(k);
-      run_passes_due(k);
+      run_passes(passes_due(k), k);
+      if (location_ && ((run_decl().checkpoint_every && k % *run_decl().checkpoint_every == 0) || k == steps))
+        checkpoint();
       write_status("running", /*throttle=*/true);
     }
     timings_.total_s = loop_clock_->seconds();
@@ -128,6 +152,7 @@ class Session {
   }
 
   void train_step(int64_t k) {
+    in_flight_ = k;
     Stopwatch clock;
     const RunDecl& r = run_decl();
     const int64_t m = r.microbatches;
@@ -163,12 +188,14 @@ class Session {
 
     step_ = k;
     train_loss_ = loss;
+    positions_ = loader_positions();  // a checkpoint of this step resumes from here
+    in_flight_ = 0;
     records_ += r.batch;
     tokens_count_ += r.batch * (seq + 1);
     double step_s = clock.seconds();
     timings_.step_s.push_back(step_s);
 
-    Json rec = {{"kind", "step"}, {"step", k}, {"train/loss", f32(loss)}, {"lr", lr}, {"records", records_},
+    Json rec = {{"kind", "step"}, {"step", k}, {"train/loss", f32(loss)}, {"lr", f32(lr)}, {"records", records_},
                 {"tokens", tokens_count_}, {"stage", stage_}, {"elapsed_s", loop_clock_->seconds()},
                 {"step_s", step_s}};
     for (size_t i = 0; i < metric_sums.size(); ++i)
@@ -189,9 +216,9 @@ class Session {
   }
   void add_optimizer_taps(Json& rec, const StepStats& stats) const {
     if (optimizer_tap_selected("grad/norm"))
-      for (const auto& [path, n] : stats.param_grad_norm) rec["grad/norm/" + path] = n;
+      for (const auto& [path, n] : stats.param_grad_norm) rec["grad/norm/" + path] = f32(n);
     if (optimizer_tap_selected("update/ratio"))
-      for (const auto& [path, r] : stats.param_update_ratio) rec["update/ratio/" + path] = r;
+      for (const auto& [path, r] : stats.param_update_ratio) rec["update/ratio/" + path] = f32(r);
   }
 
   [[noreturn]] void nonfinite(int64_t k, const std::string& which) {
@@ -209,14 +236,31 @@ class Session {
     return every > 0 && k % every == 0;
   }
 
-  void run_passes_due(int64_t k) {
+  std::vector<std::string> passes_due(int64_t k) const {
+    std::vector<std::string> names;
+    for (const auto& p : c_.passes)
+      if (due(p, k)) names.push_back(p.decl->name);
+    return names;
+  }
+
+  // Runs the named passes in declaration order. Those not yet run stay in
+  // pending_passes_, which a checkpoint written on the way out records.
+  void run_passes(const std::vector<std::string>& names, int64_t k) {
+    pending_passes_ = names;
     for (size_t i = 0; i < c_.passes.size(); ++i) {
-      if (!due(c_.passes[i], k)) continue;
+      const std::string& name = c_.passes[i].decl->name;
+      if (std::find(names.begin(), names.end(), name) == names.end()) continue;
       if (int sig = StopSignals::pending()) throw Stopped{sig};
       write_status("evaluating");
       PassResult r = run_pass(i);
       report_pass(c_.passes[i], r, k);
-      if (k < run_decl().steps) maybe_advance(c_.passes[i].decl->name, r, k);
+      pending_passes_.erase(std::find(pending_passes_.begin(), pending_passes_.end(), name));
+    }
+    // The curriculum comes after all the passes due at a step (not after the last step's).
+    size_t next = static_cast<size_t>(stage_) + 1;
+    if (k < run_decl().steps && next < x_->curriculum.size()) {
+      const std::string& pass = x_->curriculum[next].pass;
+      if (std::find(names.begin(), names.end(), pass) != names.end()) maybe_advance(pass, k);
     }
   }
 
@@ -275,13 +319,15 @@ class Session {
   }
 
   // After a pass (not the one after the last step): the next stage's :when.
-  void maybe_advance(const std::string& pass, const PassResult& r, int64_t k) {
+  // The next stage's :when, with the metrics of `pass` (its last values) and `step` bound.
+  void maybe_advance(const std::string& pass, int64_t k) {
     size_t next = static_cast<size_t>(stage_) + 1;
-    if (next >= x_->curriculum.size()) return;
     const StageDecl& st = x_->curriculum[next];
-    if (st.pass != pass) return;
     auto env = std::make_shared<Env>(st.env);
-    for (const auto& [metric, v] : r.metrics) env->vars[metric] = floating(v);
+    std::string prefix = pass == "eval" ? "" : pass + ":";
+    for (const auto& [key, v] : last_eval_)
+      if (key.rfind(prefix, 0) == 0 && (pass != "eval" || key.find(':') == std::string::npos))
+        env->vars[key.substr(prefix.size())] = floating(v);
     env->vars["step"] = integer(k);
     ValueP ok = c_.interp->eval(st.when, env);
     if (!ok->truthy()) return;
@@ -306,18 +352,165 @@ class Session {
     return fmt::format("{} {} {}", side(*when.items[1]), when.items[0]->s, side(*when.items[2]));
   }
 
+  // ---- checkpoints and resume ----------------------------------------------
+
+  std::string checkpoints_text() const {
+    if (!location_) return "-";
+    const auto& every = run_decl().checkpoint_every;
+    return every ? fmt::format("{} every {}", location_->text, *every) : location_->text;
+  }
+
+  Json loader_positions() const {
+    Json j = Json::object();
+    for (const auto& [name, feed] : train_feeds_) j[name] = feed->position();
+    return j;
+  }
+
+  // The checkpoint of the last completed step, with the passes still due at it.
+  void checkpoint() {
+    write_status("checkpointing");
+    ckpt::CheckpointData d;
+    d.step = step_;
+    for (const auto& [path, v] : params_.values) {
+      const ParamInfo& info = *std::find_if(params_.info.begin(), params_.info.end(),
+                                            [&](const ParamInfo& p) { return p.path == path; });
+      d.model[path] = {info.shape.vec(), v};
+    }
+    for (const auto& [name, v] : optimizer_->state()) {
+      std::string path = name.substr(name.find('/') + 1);
+      const ParamInfo& info = *std::find_if(params_.info.begin(), params_.info.end(),
+                                            [&](const ParamInfo& p) { return p.path == path; });
+      d.optimizer[name] = {info.shape.vec(), v};
+    }
+    Json eval = Json::object();
+    for (const auto& [k, v] : last_eval_) eval[k] = v;
+    d.state = {{"step", step_},
+               {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
+               {"stage", stage_},
+               {"loader", current_loader_},
+               {"loaders", positions_.is_null() ? loader_positions() : positions_},
+               {"rng", {{"generator", "philox4x32-10"}, {"seed", run_decl().seed}, {"dropout_offset", "step << 16 | microbatch"}}},
+               {"passes_due", pending_passes_},
+               {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
+               {"eval", eval},
+               {"threads", req_.env.threads},
+               {"knobs", manifest_json(*x_)},
+               {"slug", x_->slug},
+               {"graph", c_.graph_hash},
+               {"optimizer", run_decl().optimizer->kind},
+               {"version", SEXPGPU_VERSION},
+               {"written_at", rfc3339_now()}};
+    ckpt::WriteResult w;
+    try {
+      w = ckpt::write_checkpoint(*location_, x_->slug, d);
+    } catch (const UserError& e) {
+      event("checkpoint-failed", step_, {{"code", code_info(e.code()).name}, {"message", e.diagnostics()[0].message}});
+      throw;
+    }
+    if (run_decl().keep) ckpt::keep_newest(*location_, x_->slug, *run_decl().keep);
+    last_checkpoint_ = {step_, w.path};
+    std::cerr << fmt::format("checkpoint step-{} -> {} ({:.3f}s)\n", step_, w.path, w.seconds);
+    event("checkpoint", step_, {{"path", w.path}, {"bytes", w.bytes}, {"seconds", w.seconds}});
+    write_status("running");
+  }
+
+  // Finds the checkpoint to resume from; the run line's `resume` field.
+  std::string locate_resume() {
+    const ResumeFrom& r = *req_.env.resume;
+    std::string dir;
+    if (r.latest) {
+      auto latest = ckpt::find_latest(*location_, x_->slug);
+      if (!latest) return "latest=none";
+      dir = *latest;
+    } else {
+      dir = r.location.text;
+    }
+    resume_.emplace();
+    resume_->path = dir;
+    resume_->data = ckpt::read_checkpoint(dir);
+    resume_->step = resume_->data.step;
+    return r.latest ? "latest=" + dir : dir;
+  }
+
+  Json differences_json() const {
+    Json out = Json::array();
+    for (const auto& d : differences_) out.push_back({{"class", d.cls}, {"knob", d.what}, {"from", d.from}, {"to", d.to}});
+    return out;
+  }
+
+  void report_resume() {
+    std::cerr << "resume: from " << resume_->path << "\n";
+    for (const auto& d : differences_) std::cerr << d.line() << "\n";
+  }
+
+  // Restores everything a step depends on; refuses what cannot continue.
+  void load_resume() {
+    const Json& st = resume_->data.state;
+    differences_ = resume_differences(st, *x_, c_.graph_hash, req_.env.threads);
+    std::vector<Diagnostic> refused;
+    for (const auto& d : differences_)
+      if (d.cls == "refused")
+        refused.push_back({Code::CKPT_040, fmt::format("resume from {} refused: {} {} -> {}", resume_->path, d.what,
+                                                       d.from, d.to),
+                           {}, {}, "resume with the selection the checkpoint was made with, or start a new run"});
+    std::string kind = st.value("optimizer", run_decl().optimizer->kind);
+    if (kind != run_decl().optimizer->kind)
+      refused.push_back({Code::CKPT_040, fmt::format("resume from {} refused: optimizer {} -> {}", resume_->path, kind,
+                                                     run_decl().optimizer->kind), {}, {}, ""});
+    if (!refused.empty()) {
+      report_resume();
+      throw UserError(refused);
+    }
+    auto bad_state = [&](const std::string& what) {
+      return UserError(Code::CKPT_024, {}, fmt::format("checkpoint {}: {}", resume_->path, what));
+    };
+    try {
+      for (auto& [path, values] : params_.values) {
+        auto it = resume_->data.model.find(path);
+        if (it == resume_->data.model.end() || it->second.values.size() != values.size())
+          throw bad_state("model.safetensors has no tensor `" + path + "` of the model's size");
+        values = it->second.values;
+      }
+      for (auto& [name, values] : optimizer_->state()) {
+        auto it = resume_->data.optimizer.find(name);
+        if (it == resume_->data.optimizer.end() || it->second.values.size() != values.size())
+          throw bad_state("optimizer.safetensors has no tensor `" + name + "` of the right size");
+        values = it->second.values;
+      }
+      step_ = first_step_ = resume_->step;
+      timings_.first_step = step_;
+      records_ = st.at("counters").at("records").get<int64_t>();
+      tokens_count_ = st.at("counters").at("tokens").get<int64_t>();
+      stage_ = st.at("stage").get<int64_t>();
+      current_loader_ = st.at("loader").get<std::string>();
+      if (!train_feeds_.count(current_loader_)) throw bad_state("unknown loader `" + current_loader_ + "`");
+      for (auto& [name, feed] : train_feeds_)
+        if (st.at("loaders").contains(name)) feed->restore(st.at("loaders").at(name));
+      for (const auto& p : st.at("passes_due")) resume_passes_due_.push_back(p.get<std::string>());
+      if (!st.at("train_loss").is_null()) train_loss_ = st.at("train_loss").get<float>();
+      for (const auto& [k, v] : st.at("eval").items()) set_last_eval(k, v.get<double>());
+    } catch (const nlohmann::json::exception& e) {
+      throw bad_state(std::string("state.json does not hold what a resume needs: ") + e.what());
+    }
+    if (stage_ > 0 && static_cast<size_t>(stage_) < x_->curriculum.size() + 1)
+      for (int64_t s = 1; s <= stage_ && static_cast<size_t>(s) < x_->curriculum.size(); ++s)
+        lr_scale_ = x_->curriculum[s].lr_scale;
+    positions_ = loader_positions();
+    last_checkpoint_ = {step_, resume_->path};
+  }
+
   // ---- reports ----------------------------------------------------------------
 
-  void print_run_line() {
+  void print_run_line(const std::string& resume_text) {
     const RunDecl& r = run_decl();
     std::vector<std::string> evals;
     for (const auto& p : c_.passes) evals.push_back(fmt::format("{}@{}", p.decl->name, x_->every(*p.decl)));
     std::string diags = r.diagnostics.empty() ? "-" : fmt::format("{}", fmt::join(r.diagnostics, ","));
     std::cerr << fmt::format(
         "run: {} slug {} device cpu steps {} microbatches {} evals {} diagnostics {} precision {} seed {} "
-        "checkpoints - resume - status {}\n",
+        "checkpoints {} resume {} status {}\n",
         req_.file, x_->slug, r.steps, r.microbatches, evals.empty() ? "-" : fmt::format("{}", fmt::join(evals, ",")),
-        diags, r.precision, r.seed, status_.enabled() ? status_.path() : "-");
+        diags, r.precision, r.seed, checkpoints_text(), resume_text, status_.enabled() ? status_.path() : "-");
     if (metrics_.enabled()) std::cerr << "metrics: " << metrics_.line() << "\n";
   }
 
@@ -328,7 +521,7 @@ class Session {
             {"precision", run_decl().precision}, {"seed", run_decl().seed},
             {"knobs", manifest_json(*x_)}, {"graph", c_.graph_hash},
             {"params", c_.param_count()}, {"started_at", started_at_},
-            {"resumed_from", nullptr}};
+            {"resumed_from", resume_ ? Json{{"step", resume_->step}, {"path", resume_->path}} : Json(nullptr)}};
   }
 
   void event(const std::string& name, int64_t step, Json fields) {
@@ -375,14 +568,16 @@ class Session {
               {"eval", eval_json()}, {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
               {"started_at", started_at_}, {"updated_at", rfc3339_now()},
               {"steps_per_s", rate}, {"eta_s", rate > 0 ? Json(static_cast<double>(steps - step_) / rate) : Json(nullptr)},
-              {"checkpoint", nullptr}, {"knobs", x_ ? manifest_json(*x_) : Json::array()},
+              {"checkpoint", last_checkpoint_ ? Json{{"step", last_checkpoint_->first}, {"path", last_checkpoint_->second}}
+                                              : Json(nullptr)},
+              {"knobs", x_ ? manifest_json(*x_) : Json::array()},
               {"summary", summary_obj ? *summary_obj : Json(nullptr)}};
     if (error) s["error"] = {{"code", code_info(error->code()).name}, {"message", error->diagnostics()[0].message}};
     status_.write(s);
   }
 
   void print_end_block(const char* word) const {
-    std::cerr << fmt::format("{}: {} steps, train/loss {}\n", word, step_,
+    std::cerr << fmt::format("{}: {} {}, train/loss {}\n", word, step_, step_ == 1 ? "step" : "steps",
                              step_ > 0 ? fmt::format("{:.4f}", train_loss_) : "-");
     for (const auto& [k, v] : last_eval_) {
       auto colon = k.find(':');
@@ -417,6 +612,13 @@ class Session {
   }
 
   int finish_stopped(int sig) {
+    if (location_ && (!last_checkpoint_ || last_checkpoint_->first != step_ || !pending_passes_.empty())) {
+      try {
+        checkpoint();
+      } catch (const UserError& e) {
+        return finish_failed(e);
+      }
+    }
     if (loop_clock_) timings_.total_s = loop_clock_->seconds();
     double took = StopSignals::since_signal();
     event("signal", step_, {{"name", StopSignals::name(sig)}, {"seconds_to_exit", took}});
@@ -428,9 +630,10 @@ class Session {
   int finish_failed(const UserError& e) {
     if (loop_clock_) timings_.total_s = loop_clock_->seconds();
     for (const auto& d : e.diagnostics()) std::cerr << render(d);
-    event("error", step_, {{"code", code_info(e.code()).name}, {"message", e.diagnostics()[0].message}});
+    int64_t at = in_flight_ ? in_flight_ : step_;
+    event("error", at, {{"code", code_info(e.code()).name}, {"message", e.diagnostics()[0].message}});
     std::cerr << timings_.block();
-    std::cerr << fmt::format("failed: {} at step {}\n", code_info(e.code()).name, step_ + 1);
+    std::cerr << fmt::format("failed: {} at step {}\n", code_info(e.code()).name, at);
     Json s = summary("failed", &e);
     write_summary(s);
     write_status("failed", false, &s, &e);
@@ -440,7 +643,9 @@ class Session {
   int stop_before_start(int sig) {
     std::cerr << fmt::format("stopping: {} before the first step ({:.2f}s to exit)\n", StopSignals::name(sig),
                              StopSignals::since_signal());
-    write_status("stopped");
+    Json s = summary("stopped", nullptr);
+    write_summary(s);
+    write_status("stopped", false, &s);
     return 128 + sig;
   }
 
@@ -461,6 +666,19 @@ class Session {
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<int32_t> tokens_, targets_;
 
+  struct Resume {
+    std::string path;
+    int64_t step = 0;
+    ckpt::CheckpointData data;
+  };
+  std::optional<Location> location_;
+  std::optional<Resume> resume_;
+  std::vector<ResumeDifference> differences_;
+  std::vector<std::string> resume_passes_due_, pending_passes_;
+  std::optional<std::pair<int64_t, std::string>> last_checkpoint_;
+  Json positions_;
+
+  int64_t in_flight_ = 0;  // the step being computed, 0 between steps
   int64_t step_ = 0, first_step_ = 0, stage_ = 0, records_ = 0, tokens_count_ = 0;
   float train_loss_ = 0;
   double lr_scale_ = 1.0;

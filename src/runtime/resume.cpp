@@ -1,0 +1,69 @@
+#include "runtime/resume.h"
+
+#include <algorithm>
+
+#include "lang/manifest_json.h"
+#include "lang/selection.h"
+
+namespace sx {
+
+namespace {
+
+int rank(const std::string& cls) { return cls == "refused" ? 0 : cls == "notable" ? 1 : 2; }
+
+std::string text_of(const nlohmann::ordered_json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return format_float(v.get<double>());
+  return v.dump();
+}
+
+bool schedule_uses_steps(const Experiment& x) {
+  const auto& lr = x.run->optimizer->lr;
+  return lr && (lr->kind == "warmup-cosine" || lr->kind == "linear-decay");
+}
+
+// Which class a change of one knob falls in.
+std::string class_of(const std::string& knob, const Experiment& x, bool graph_changed) {
+  if (knob == "seed" || knob == "batch") return "refused";  // the data order
+  if (knob == "steps") return schedule_uses_steps(x) ? "notable" : "safe";
+  if (knob == "microbatches" || knob == "precision") return "notable";
+  if (knob == "eval-every" || knob == "diagnostics" || knob == "checkpoint-every") return "safe";
+  // A knob of the file: refused when the model's parameters changed with it,
+  // notable otherwise (it may change what future steps compute).
+  return graph_changed ? "refused" : "notable";
+}
+
+}  // namespace
+
+std::vector<ResumeDifference> resume_differences(const nlohmann::ordered_json& state, const Experiment& x,
+                                                 const std::string& graph_hash, int threads) {
+  std::vector<ResumeDifference> out;
+  std::string old_graph = state.value("graph", "");
+  bool graph_changed = old_graph != graph_hash;
+  std::map<std::string, nlohmann::ordered_json> old_knobs;
+  if (state.contains("knobs") && state["knobs"].is_array())
+    for (const auto& k : state["knobs"])
+      if (k.is_object() && k.contains("name") && k["name"].is_string()) old_knobs[k["name"]] = k.value("value", nlohmann::ordered_json());
+  bool named_cause = false;
+  for (const auto& k : x.manifest) {
+    nlohmann::ordered_json now = to_json(*k.value);
+    auto it = old_knobs.find(k.name);
+    nlohmann::ordered_json before = it == old_knobs.end() ? nlohmann::ordered_json() : it->second;
+    if (before == now) continue;
+    std::string cls = class_of(k.name, x, graph_changed);
+    named_cause = named_cause || cls == "refused";
+    out.push_back({cls, k.name, text_of(before), text_of(now)});
+  }
+  if (graph_changed && !named_cause)
+    out.push_back({"refused", "graph", old_graph.empty() ? "-" : old_graph, graph_hash});
+  int old_threads = state.value("threads", threads);
+  if (old_threads != threads)
+    out.push_back({"notable", "threads", std::to_string(old_threads), std::to_string(threads)});
+  std::stable_sort(out.begin(), out.end(), [](const ResumeDifference& a, const ResumeDifference& b) {
+    return rank(a.cls) != rank(b.cls) ? rank(a.cls) < rank(b.cls) : a.what < b.what;
+  });
+  return out;
+}
+
+}  // namespace sx

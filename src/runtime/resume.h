@@ -1,0 +1,26 @@
+#pragma once
+// What a resume says about what changed (checkpoints.md): every difference
+// between the checkpoint's knob manifest and this selection, classed refused,
+// notable or safe.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lang/experiment.h"
+
+namespace sx {
+
+struct ResumeDifference {
+  std::string cls;  // "refused", "notable", "safe"
+  std::string what;  // a knob name, "graph", "threads"
+  std::string from, to;
+  std::string line() const { return "resume: " + cls + " " + what + " " + from + " -> " + to; }
+};
+
+// `state` is the checkpoint's state.json. Sorted: refused first, then
+// notable, then safe; by name within a class.
+std::vector<ResumeDifference> resume_differences(const nlohmann::ordered_json& state, const Experiment& x,
+                                                 const std::string& graph_hash, int threads);
+
+}  // namespace sx
