@@ -2,7 +2,9 @@
 """Runs the console examples of docs/*.md and README.md and compares their output.
 
     python3 tests/docs_examples.py ROOT SEXPGPU            check (a ctest test)
-    python3 tests/docs_examples.py ROOT SEXPGPU --update   rewrite the outputs in place
+    python3 tests/docs_examples.py ROOT SEXPGPU --update [FILE.md ...]
+                                                    rewrite the outputs in place (of the files
+                                                    named, relative to ROOT; default all)
 
 A fenced ```console block whose first line is `$ sexpgpu ...` (optionally
 after VAR=value assignments: `$ SEXPGPU_EVAL_LIMIT=1000 sexpgpu check x.sx`)
@@ -72,6 +74,7 @@ def main():
     root = Path(sys.argv[1]).resolve()
     binary = Path(sys.argv[2]).resolve()
     update = "--update" in sys.argv[3:]
+    only = {(root / f).resolve() for f in sys.argv[3:] if f != "--update"}
     # The binary is run as `sexpgpu`, whatever the build called it.
     bindir = Path(os.environ.get("TMPDIR", "/tmp")) / f"sexpgpu-docs-bin-{os.getpid()}"
     bindir.mkdir(parents=True, exist_ok=True)
@@ -106,7 +109,7 @@ def main():
                             print("    " + d)
                     new_body += ["$ " + cmd] + actual
                 edits.append((start, start + len(body), new_body))
-            if update and edits:
+            if update and edits and (not only or doc.resolve() in only):
                 for s, e, new in reversed(edits):
                     lines[s:e] = new
                 new_text = "\n".join(lines)

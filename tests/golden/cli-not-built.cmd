@@ -1,1 +1,1 @@
-run tiny.sx
+bundle tiny.sx
