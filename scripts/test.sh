@@ -8,7 +8,7 @@
 #   setup   scripts/setup.sh: the Debian packages (idempotent)
 #   build   build/: RelWithDebInfo, Ninja
 #   asan    build-asan/: -DSEXPGPU_SANITIZE=ON (AddressSanitizer + UBSan), and its ctest
-#   fuzz    build-fuzz/: the libFuzzer targets (clang), each run for $SEXPGPU_FUZZ_SECONDS (60) seconds
+#   fuzz    build-fuzz/: every libFuzzer target (clang), each run for $SEXPGPU_FUZZ_SECONDS (60) seconds
 #   test    ctest on build/ — last, so its summary is the last thing printed
 # Exits non-zero when any phase fails. SEXPGPU_TEST_JOBS (2) sets the
 # parallelism of builds and tests.
@@ -59,7 +59,7 @@ if ((!quick)); then
   begin fuzz
   configure build-fuzz -DSEXPGPU_FUZZ=ON -DSEXPGPU_TESTS=OFF -DSEXPGPU_SANITIZE=OFF \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ || fail fuzz
-  cmake --build build-fuzz -j"$jobs" --target fuzz_reader fuzz_eval || fail fuzz
+  cmake --build build-fuzz -j"$jobs" --target fuzzers || fail fuzz
   bash fuzz/run.sh build-fuzz "$fuzz_seconds" || fail fuzz
   end fuzz
 fi
