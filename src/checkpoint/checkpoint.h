@@ -46,7 +46,8 @@ struct WriteResult {
 
 // Writes `data` as `<location>/<slug>/step-<data.step>`, atomically. E-CKPT-020
 // (path and the system's reason) when it fails; the previous checkpoints are
-// intact then and nothing of the new one is visible. E-CKPT-026 for s3://.
+// intact then and nothing of the new one is visible. In S3 (a store that
+// writes_in_place) the objects go straight into step-<n>/, COMPLETE last.
 WriteResult write_checkpoint(const Location& location, const std::string& slug, const CheckpointData& data);
 WriteResult write_checkpoint(CheckpointStore& store, const CheckpointData& data);
 
@@ -69,7 +70,8 @@ std::optional<std::string> find_latest(const CheckpointStore& store);
 // file missing, unreadable or whose SHA-256 disagrees (checked before parsing),
 // E-CKPT-024 a bad state.json, E-CKPT-025 a step-<n> name that disagrees with
 // state.json's step, E-CKPT-001..006 a tensor file that hashes right but is not
-// safetensors. E-CKPT-026 for s3://.
+// safetensors. An s3://bucket/prefix/slug/step-<n> is read with the checkpoint
+// role's client (s3::client_for).
 CheckpointData read_checkpoint(const std::string& dir);
 CheckpointData read_checkpoint(const CheckpointStore& store, const std::string& folder);
 

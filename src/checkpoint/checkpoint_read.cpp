@@ -6,6 +6,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/folders.h"
+#include "s3/client.h"
 #include "util/error.h"
 
 namespace sx::ckpt {
@@ -190,13 +191,16 @@ CheckpointData read_checkpoint(const CheckpointStore& store, const std::string& 
 }
 
 CheckpointData read_checkpoint(const std::string& dir) {
-  if (dir.starts_with("s3://") || dir.starts_with("S3://"))
-    throw UserError(Code::CKPT_026, {},
-                    fmt::format("expected a local checkpoint folder, found {}: "
-                                "s3:// checkpoints are not available "
-                                "in this build yet",
-                                dir),
-                    "copy the checkpoint to a local folder and resume from it");
+  if (s3::is_s3(dir)) {  // s3://bucket/prefix/slug/step-<n>
+    s3::Address a = s3::parse_address(dir);
+    std::string key = a.key;
+    while (key.ends_with('/')) key.pop_back();
+    size_t slash = key.rfind('/');
+    std::string parent = slash == std::string::npos ? "" : key.substr(0, slash);
+    auto client = s3::client_for(S3Role::checkpoint, "the checkpoint " + dir);
+    auto store = s3_store(client, a.bucket, parent);
+    return read_checkpoint(*store, key.substr(slash == std::string::npos ? 0 : slash + 1));
+  }
   std::string d = dir;
   while (d.size() > 1 && d.back() == '/') d.pop_back();
   std::filesystem::path p(d);

@@ -166,11 +166,11 @@ TEST(Checkpoint, FolderNames) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
-TEST(Checkpoint, S3IsNotAvailableYet) {
+TEST(Checkpoint, S3WithoutCredentialsIsRefused) {  // with credentials: store_s3_test.cpp
   Location s3{"s3://bucket/prefix", true, "bucket", "prefix"};
-  EXPECT_EQ(code_of([&] { write_checkpoint(s3, "r", sample(1)); }), "E-CKPT-026");
-  EXPECT_EQ(code_of([&] { find_latest(s3, "r"); }), "E-CKPT-026");
-  EXPECT_EQ(code_of([&] { read_checkpoint("s3://bucket/prefix/r/step-1"); }), "E-CKPT-026");
+  EXPECT_EQ(code_of([&] { write_checkpoint(s3, "r", sample(1)); }), "E-ENV-002");
+  EXPECT_EQ(code_of([&] { find_latest(s3, "r"); }), "E-ENV-002");
+  EXPECT_EQ(code_of([&] { read_checkpoint("s3://bucket/prefix/r/step-1"); }), "E-ENV-002");
 }
 
 TEST(Checkpoint, TheSameProtocolInMemory) {

@@ -60,6 +60,10 @@ void clean_leftovers(CheckpointStore& store) {
   }
 }
 
+void write_and_install(CheckpointStore& store, int64_t step, const std::string& model,
+                       const std::string& optimizer, const std::string& state_text,
+                       const std::string& complete);
+
 }  // namespace
 
 WriteResult write_checkpoint(CheckpointStore& store, const CheckpointData& data) {
@@ -75,14 +79,38 @@ WriteResult write_checkpoint(CheckpointStore& store, const CheckpointData& data)
   std::string state_text = state.dump(1) + "\n";
   std::string complete = sha256_hex(state_text) + "  " + kStateFile + "\n";
 
-  std::string final = step_folder(data.step), partial = partial_folder(data.step);
+  std::string final = step_folder(data.step);
+  if (store.writes_in_place()) {
+    // S3: no cheap rename. A checkpoint of this step already there is deleted
+    // (COMPLETE first) so old and new objects are never taken for one
+    // checkpoint; the new one counts once COMPLETE is uploaded, last.
+    store.remove(final);
+    store.put(final, kModelFile, model);
+    store.put(final, kOptimizerFile, optimizer);
+    store.put(final, kStateFile, state_text);
+    store.put(final, kCompleteFile, complete);
+  } else {
+    write_and_install(store, data.step, model, optimizer, state_text, complete);
+  }
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  int64_t bytes = static_cast<int64_t>(model.size() + optimizer.size() + state_text.size() + complete.size());
+  return {store.where(final), bytes, took.count()};
+}
+
+namespace {
+
+// Local: into step-<n>.partial-<pid>/, COMPLETE last, then renamed (install).
+void write_and_install(CheckpointStore& store, int64_t step, const std::string& model,
+                       const std::string& optimizer, const std::string& state_text,
+                       const std::string& complete) {
+  std::string final = step_folder(step), partial = partial_folder(step);
   try {
     store.remove(partial);  // this process's own, from an earlier failed attempt
     store.put(partial, kModelFile, model);
     store.put(partial, kOptimizerFile, optimizer);
     store.put(partial, kStateFile, state_text);
     store.put(partial, kCompleteFile, complete);
-    install(store, partial, final, data.step);
+    install(store, partial, final, step);
   } catch (const UserError&) {
     try {
       store.remove(partial);
@@ -91,10 +119,9 @@ WriteResult write_checkpoint(CheckpointStore& store, const CheckpointData& data)
     throw;
   }
   clean_leftovers(store);
-  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-  int64_t bytes = static_cast<int64_t>(model.size() + optimizer.size() + state_text.size() + complete.size());
-  return {store.where(final), bytes, took.count()};
 }
+
+}  // namespace
 
 WriteResult write_checkpoint(const Location& location, const std::string& slug, const CheckpointData& data) {
   auto store = open_store(location, slug);

@@ -13,6 +13,10 @@
 
 #include "util/environment.h"
 
+namespace sx::s3 {
+class Client;
+}
+
 namespace sx::ckpt {
 
 class CheckpointStore {
@@ -50,11 +54,22 @@ class CheckpointStore {
   // checkpoint is never taken for a complete one. Nothing when it does not
   // exist. E-CKPT-020 on failure.
   virtual void remove(const std::string& folder) = 0;
+
+  // Whether renaming a folder is costly (S3: a copy of every object). Then a
+  // checkpoint is written straight into its step-<n> folder, COMPLETE last, and
+  // readers ignore it until COMPLETE is there (checkpoint_write.cpp).
+  virtual bool writes_in_place() const { return false; }
 };
 
-// The store of run `slug` under a checkpoint location. E-CKPT-026 for s3://
-// (not yet).
+// The store of run `slug` under a checkpoint location, local or s3:// (with the
+// checkpoint role's client, s3::client_for: E-ENV-002 naming the missing
+// variables when its credentials are incomplete).
 std::unique_ptr<CheckpointStore> open_store(const Location& location, const std::string& slug);
+
+// A run folder in S3: the objects under `<root>/` in `bucket` ("s3://b/<root>/step-10").
+std::unique_ptr<CheckpointStore> s3_store(std::shared_ptr<s3::Client> client, const std::string& bucket,
+                                          const std::string& root);
+std::unique_ptr<CheckpointStore> s3_store(const Location& location, const std::string& slug);
 
 // A local run folder, by path ("ckpt/my-run"); created on the first put.
 std::unique_ptr<CheckpointStore> local_store(const std::string& root);

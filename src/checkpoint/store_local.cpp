@@ -172,13 +172,7 @@ std::unique_ptr<CheckpointStore> local_store(const std::string& root) {
 }
 
 std::unique_ptr<CheckpointStore> open_store(const Location& location, const std::string& slug) {
-  if (location.s3)
-    throw UserError(Code::CKPT_026, {},
-                    fmt::format("expected a local checkpoint folder, found {}: "
-                                "s3:// checkpoints are not "
-                                "available in this build yet",
-                                location.text),
-                    "use a local --checkpoint-dir");
+  if (location.s3) return s3_store(location, slug);
   std::string base = location.text.empty() ? "." : location.text;
   return local_store(base.ends_with('/') ? base + slug : base + "/" + slug);
 }

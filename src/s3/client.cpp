@@ -191,7 +191,8 @@ Client::Response Client::perform_once(const Request& req, int attempt) {
   auto query = req.query;
   std::sort(query.begin(), query.end());
   for (size_t i = 0; i < query.size(); ++i)
-    url += (i ? "&" : "?") + percent_encode(query[i].first, false) + "=" + percent_encode(query[i].second, false);
+    url += (i ? "&" : "?") + percent_encode(query[i].first, false) + "=" +
+           percent_encode(query[i].second, false);
 
   curl_slist* headers = nullptr;
   auto add = [&](const std::string& h) { headers = curl_slist_append(headers, h.c_str()); };
@@ -266,7 +267,9 @@ std::string describe(const char* method, const std::string& bucket, const std::s
 
 Client::Response Client::perform(const Request& req) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  auto where = [&] { return fmt::format("{} at {}", describe(req.method, req.bucket, req.key), config_.endpoint); };
+  auto where = [&] {
+    return fmt::format("{} at {}", describe(req.method, req.bucket, req.key), config_.endpoint);
+  };
   int attempts = std::max(1, config_.max_attempts);
   for (int attempt = 1;; ++attempt) {
     if (config_.cancel && config_.cancel->load())
@@ -280,11 +283,11 @@ Client::Response Client::perform(const Request& req) {
       if (f.code == CURLE_ABORTED_BY_CALLBACK)
         throw UserError(Code::S3_001, {}, fmt::format("{} ({} role): cancelled", where(), config_.role));
       if (!retryable(f.code) || attempt >= attempts)
-        throw UserError(Code::S3_001, {},
-                        fmt::format("cannot {} ({} role): {} (curl error {}), after {} {}", where(),
-                                    config_.role, f.message, static_cast<int>(f.code), attempt,
-                                    attempt == 1 ? "try" : "tries"),
-                        "check the role's ENDPOINT_URL and the network");
+        throw UserError(
+            Code::S3_001, {},
+            fmt::format("cannot {} ({} role): {} (curl error {}), after {} {}", where(), config_.role,
+                        f.message, static_cast<int>(f.code), attempt, attempt == 1 ? "try" : "tries"),
+            "check the role's ENDPOINT_URL and the network");
       failure = f;
     }
     if (!failure && attempt >= attempts) return resp;  // 5xx or 429 on every try: the caller's error
@@ -304,17 +307,18 @@ UserError failed(const Config& c, const char* method, const std::string& bucket,
   std::string code = xml::text(body, "Code").value_or("");
   std::string message = xml::text(body, "Message").value_or("");
   if (message.size() > 200) message = message.substr(0, 200) + "...";
-  Code sx = status == 403                                       ? Code::S3_003
-            : status == 404 && code == "NoSuchBucket"           ? Code::S3_004
-            : status == 404                                     ? Code::S3_002
-            : status >= 200 && status < 300                     ? Code::S3_006
-                                                                : Code::S3_005;
-  std::string text = fmt::format("cannot {} at {} ({} role): HTTP {}", describe(method, bucket, key), c.endpoint,
-                                 c.role, status);
+  Code sx = status == 403                             ? Code::S3_003
+            : status == 404 && code == "NoSuchBucket" ? Code::S3_004
+            : status == 404                           ? Code::S3_002
+            : status >= 200 && status < 300           ? Code::S3_006
+                                                      : Code::S3_005;
+  std::string text = fmt::format("cannot {} at {} ({} role): HTTP {}", describe(method, bucket, key),
+                                 c.endpoint, c.role, status);
   if (!code.empty()) text += " " + code;
   if (!message.empty()) text += ": " + message;
   if (attempts > 1) text += fmt::format(", after {} tries", attempts);
-  std::string help = sx == Code::S3_003 ? fmt::format("check the {} role's access key, secret and region", c.role)
+  std::string help = sx == Code::S3_003
+                         ? fmt::format("check the {} role's access key, secret and region", c.role)
                      : sx == Code::S3_004 ? "check the bucket and the role's ENDPOINT_URL"
                                           : "";
   return UserError(sx, {}, text, help);
@@ -322,13 +326,14 @@ UserError failed(const Config& c, const char* method, const std::string& bucket,
 
 UserError bad_answer(const Config& c, const char* method, const std::string& bucket, const std::string& key,
                      const std::string& what) {
-  return UserError(Code::S3_006, {},
-                   fmt::format("cannot {} at {} ({} role): {}", describe(method, bucket, key), c.endpoint, c.role,
-                               what));
+  return UserError(
+      Code::S3_006, {},
+      fmt::format("cannot {} at {} ({} role): {}", describe(method, bucket, key), c.endpoint, c.role, what));
 }
 
 std::optional<uint64_t> to_u64(const std::string& s) {
-  if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
   return std::stoull(s);
 }
 
@@ -351,15 +356,18 @@ std::optional<std::string> Client::get(const std::string& bucket, const std::str
   return std::move(r.body);
 }
 
-std::string Client::get_range(const std::string& bucket, const std::string& key, uint64_t offset, uint64_t n) {
+std::string Client::get_range(const std::string& bucket, const std::string& key, uint64_t offset,
+                              uint64_t n) {
   if (n == 0) return {};
   Request req{"GET", bucket, key};
   req.range = {offset, n};
   Response r = perform(req);
   if (r.status == 416)
-    throw bad_answer(config_, "GET", bucket, key, fmt::format("bytes {}..{} are past the object's end", offset, offset + n));
+    throw bad_answer(config_, "GET", bucket, key,
+                     fmt::format("bytes {}..{} are past the object's end", offset, offset + n));
   if (r.status == 200 && r.body.size() >= offset + n) return r.body.substr(offset, n);  // range ignored
-  if (r.status != 206 && r.status != 200) throw failed(config_, "GET", bucket, key, r.status, r.body, r.attempts);
+  if (r.status != 206 && r.status != 200)
+    throw failed(config_, "GET", bucket, key, r.status, r.body, r.attempts);
   if (r.status != 206 || r.body.size() != n)
     throw bad_answer(config_, "GET", bucket, key,
                      fmt::format("asked for {} bytes at {}, got {}", n, offset, r.body.size()));
@@ -380,9 +388,11 @@ void Client::put_multipart(const std::string& bucket, const std::string& key, st
   start.query = {{"uploads", ""}};
   start.headers = {"Content-Type: application/octet-stream"};
   Response r = perform(start);
-  if (r.status != 200) throw failed(config_, "POST (start upload)", bucket, key, r.status, r.body, r.attempts);
+  if (r.status != 200)
+    throw failed(config_, "POST (start upload)", bucket, key, r.status, r.body, r.attempts);
   std::string id = xml::text(r.body, "UploadId").value_or("");
-  if (id.empty()) throw bad_answer(config_, "POST", bucket, key, "no UploadId in the answer to start an upload");
+  if (id.empty())
+    throw bad_answer(config_, "POST", bucket, key, "no UploadId in the answer to start an upload");
   try {
     uint64_t part = std::max<uint64_t>(config_.part_size, (bytes.size() + 9999) / 10000);
     std::string done = "<CompleteMultipartUpload>";
@@ -419,7 +429,8 @@ void Client::put_multipart(const std::string& bucket, const std::string& key, st
 
 void Client::copy(const std::string& bucket, const std::string& from_key, const std::string& to_key) {
   Request req{"PUT", bucket, to_key};
-  req.headers = {"x-amz-copy-source: /" + percent_encode(bucket, false) + "/" + percent_encode(from_key, true)};
+  req.headers = {"x-amz-copy-source: /" + percent_encode(bucket, false) + "/" +
+                 percent_encode(from_key, true)};
   Response r = perform(req);
   if (r.status != 200 || r.body.find("<Error>") != std::string::npos)
     throw failed(config_, "PUT (copy)", bucket, to_key, r.status == 200 ? 500 : r.status, r.body, r.attempts);
@@ -438,7 +449,8 @@ Listing Client::list(const std::string& bucket, const std::string& prefix, const
   std::string token;
   for (;;) {
     Request req{"GET", bucket, ""};
-    req.query = {{"list-type", "2"}, {"prefix", prefix}, {"max-keys", std::to_string(config_.list_page_size)}};
+    req.query = {
+        {"list-type", "2"}, {"prefix", prefix}, {"max-keys", std::to_string(config_.list_page_size)}};
     if (!delimiter.empty()) req.query.emplace_back("delimiter", delimiter);
     if (!token.empty()) req.query.emplace_back("continuation-token", token);
     Response r = perform(req);

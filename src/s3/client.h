@@ -27,10 +27,10 @@ struct Config {
   std::string role = "data";  // how messages name the credentials' role
 
   long connect_timeout_ms = 10'000;
-  long stall_timeout_s = 30;     // a transfer that moves no byte for this long fails (and is retried)
-  long request_timeout_ms = 0;   // the whole request; 0: none (large objects take long)
-  int max_attempts = 6;          // tries of one request, the first included
-  long backoff_base_ms = 100;    // before retry i (1-based): uniform in [0, min(max, base * 2^i)]
+  long stall_timeout_s = 30;    // a transfer that moves no byte for this long fails (and is retried)
+  long request_timeout_ms = 0;  // the whole request; 0: none (large objects take long)
+  int max_attempts = 6;         // tries of one request, the first included
+  long backoff_base_ms = 100;   // before retry i (1-based): uniform in [0, min(max, base * 2^i)]
   long backoff_max_ms = 10'000;
   uint64_t multipart_threshold = 64ull << 20;  // a put above this is a multipart upload
   uint64_t part_size = 16ull << 20;            // grown when an object would need more than 10000 parts
@@ -77,7 +77,7 @@ class Client {
   // next delimiter are rolled up into `prefixes`.
   Listing list(const std::string& bucket, const std::string& prefix, const std::string& delimiter = {});
 
-  struct Request;   // defined in client.cpp
+  struct Request;  // defined in client.cpp
   struct Response;
 
  private:

@@ -181,7 +181,8 @@ TEST(S3Client, MissingCredentialsNameTheVariable) {
   auto e = error_of([] { client_for(S3Role::data, "the data source s3://b/k"); });
   EXPECT_EQ(e.code(), Code::ENV_002);
   ASSERT_FALSE(e.first().notes.empty());
-  EXPECT_NE(e.first().notes[0].find("SEXPGPU_DATA_AWS_ACCESS_KEY_ID"), std::string::npos) << e.first().notes[0];
+  EXPECT_NE(e.first().notes[0].find("SEXPGPU_DATA_AWS_ACCESS_KEY_ID"), std::string::npos)
+      << e.first().notes[0];
 }
 
 }  // namespace

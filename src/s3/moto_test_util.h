@@ -39,12 +39,8 @@ struct Moto {
 
 inline S3Credentials credentials(S3Role role, const std::string& endpoint, const std::string& key,
                                  const std::string& secret) {
-  return S3Credentials{role,
-                       Secret(key, "AWS_ACCESS_KEY_ID"),
-                       Secret(secret, "AWS_SECRET_ACCESS_KEY"),
-                       {},
-                       Resolved{endpoint, "AWS_ENDPOINT_URL"},
-                       Resolved{"us-east-1", "AWS_REGION"}};
+  return S3Credentials{role, Secret(key, "AWS_ACCESS_KEY_ID"),       Secret(secret, "AWS_SECRET_ACCESS_KEY"),
+                       {},   Resolved{endpoint, "AWS_ENDPOINT_URL"}, Resolved{"us-east-1", "AWS_REGION"}};
 }
 
 inline Moto* start_moto(bool auth) {
@@ -84,7 +80,8 @@ inline Moto* start_moto(bool auth) {
   }
   m->endpoint = j["endpoint"];
   m->data = credentials(S3Role::data, m->endpoint, j["data"]["key"], j["data"]["secret"]);
-  m->checkpoint = credentials(S3Role::checkpoint, m->endpoint, j["checkpoint"]["key"], j["checkpoint"]["secret"]);
+  m->checkpoint =
+      credentials(S3Role::checkpoint, m->endpoint, j["checkpoint"]["key"], j["checkpoint"]["secret"]);
   m->data_bucket = j["buckets"]["data"];
   m->checkpoint_bucket = j["buckets"]["checkpoint"];
   return m;
@@ -119,14 +116,13 @@ inline std::string test_prefix() {
 
 }  // namespace sx::s3::testing
 
-#define SX_REQUIRE_MOTO_AUTH()                                                    \
-  do {                                                                            \
-    if (!::sx::s3::testing::moto_auth().why_not.empty())                          \
-      GTEST_SKIP() << ::sx::s3::testing::moto_auth().why_not;                     \
+#define SX_REQUIRE_MOTO_AUTH()                                \
+  do {                                                        \
+    if (!::sx::s3::testing::moto_auth().why_not.empty())      \
+      GTEST_SKIP() << ::sx::s3::testing::moto_auth().why_not; \
   } while (0)
 
-#define SX_REQUIRE_MOTO()                                                         \
-  do {                                                                            \
-    if (!::sx::s3::testing::moto().why_not.empty())                               \
-      GTEST_SKIP() << ::sx::s3::testing::moto().why_not;                          \
+#define SX_REQUIRE_MOTO()                                                                              \
+  do {                                                                                                 \
+    if (!::sx::s3::testing::moto().why_not.empty()) GTEST_SKIP() << ::sx::s3::testing::moto().why_not; \
   } while (0)

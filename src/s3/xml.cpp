@@ -62,7 +62,7 @@ size_t entity(std::string_view s, size_t pos, std::string& out) {
   if (digits.empty()) return 0;
   uint32_t cp = 0;
   for (char c : digits) {
-    int d = c >= '0' && c <= '9' ? c - '0'
+    int d = c >= '0' && c <= '9'          ? c - '0'
             : hex && c >= 'a' && c <= 'f' ? c - 'a' + 10
             : hex && c >= 'A' && c <= 'F' ? c - 'A' + 10
                                           : -1;
@@ -155,12 +155,23 @@ std::string escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
