@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "s3/client.h"
 #include "util/error.h"
 
 namespace sx::data {
@@ -52,14 +53,66 @@ class MemoryShardReader : public ShardReader {
   std::string name_, bytes_;
 };
 
+// An S3 object read with ranged GETs, each at least kReadAhead bytes, one
+// buffer kept: sequential reads cost one request per kReadAhead bytes.
+class S3ShardReader : public ShardReader {
+ public:
+  static constexpr uint64_t kReadAhead = 8ull << 20;
+  S3ShardReader(std::string name, std::shared_ptr<s3::Client> client, s3::Address a, uint64_t size)
+      : name_(std::move(name)), client_(std::move(client)), addr_(std::move(a)), size_(size) {}
+  const std::string& name() const override { return name_; }
+  uint64_t size() const override { return size_; }
+  void read(uint64_t offset, size_t n, char* out) override {
+    if (offset > size_ || n > size_ - offset)
+      throw UserError(Code::DATA_013, {},
+                      fmt::format("cannot read data file {} at byte {}: past its end ({} bytes)", name_, offset,
+                                  size_));
+    if (n == 0) return;
+    if (offset < buf_start_ || offset + n > buf_start_ + buf_.size()) {
+      uint64_t want = std::min<uint64_t>(std::max<uint64_t>(n, kReadAhead), size_ - offset);
+      try {
+        buf_ = client_->get_range(addr_.bucket, addr_.key, offset, want);
+      } catch (const UserError& e) {
+        const Diagnostic& d = e.diagnostics().front();
+        throw UserError(Code::DATA_013, {},
+                        fmt::format("cannot read data file {} at byte {}: {} {}", name_, offset,
+                                    code_info(d.code).name, d.message),
+                        d.help);
+      }
+      buf_start_ = offset;
+    }
+    std::memcpy(out, buf_.data() + (offset - buf_start_), n);
+  }
+
+ private:
+  std::string name_;
+  std::shared_ptr<s3::Client> client_;
+  s3::Address addr_;
+  uint64_t size_;
+  std::string buf_;
+  uint64_t buf_start_ = 0;
+};
+
+std::unique_ptr<ShardReader> open_s3_shard(const ShardRef& ref) {
+  s3::Address a = s3::parse_address(ref.uri);
+  auto client = s3::client_for(S3Role::data, "the data source " + ref.display);
+  std::optional<s3::Object> head;
+  try {
+    head = client->head(a.bucket, a.key);
+  } catch (const UserError& e) {
+    const Diagnostic& d = e.diagnostics().front();
+    throw UserError(Code::DATA_013, {},
+                    fmt::format("cannot open data file {}: {} {}", ref.display, code_info(d.code).name, d.message),
+                    d.help);
+  }
+  if (!head || a.key.empty()) throw UserError(Code::DATA_001, {}, fmt::format("data file {} not found", ref.display));
+  return std::make_unique<S3ShardReader>(ref.display, client, a, head->size);
+}
+
 }  // namespace
 
 std::unique_ptr<ShardReader> open_shard(const ShardRef& ref) {
-  if (ref.uri.rfind("s3://", 0) == 0)
-    throw UserError(
-        Code::DATA_005, {},
-        fmt::format("cannot read {}: s3:// data sources come in a later version of sexpgpu", ref.display),
-        "copy the data to local disk and point :source at it");
+  if (s3::is_s3(ref.uri)) return open_s3_shard(ref);
   int fd = ::open(ref.uri.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;

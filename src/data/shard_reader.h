@@ -26,7 +26,7 @@ class ShardReader {
 };
 
 // Opens a local file; E-DATA-001 when missing, E-DATA-013 when unreadable,
-// E-DATA-005 for s3:// (a later version).
+// s3://bucket/key with ranged GETs and an 8 MiB read-ahead (the data role's client).
 std::unique_ptr<ShardReader> open_shard(const ShardRef& ref);
 
 // A shard held in memory (tests, fuzzing).

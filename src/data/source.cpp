@@ -1,11 +1,13 @@
 #include "data/source.h"
 
+#include <fnmatch.h>
 #include <glob.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "s3/client.h"
 #include "util/error.h"
 
 namespace sx::data {
@@ -18,13 +20,10 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 }
 bool is_s3(const std::string& s) { return s.rfind("s3://", 0) == 0; }
 
-[[noreturn]] void refuse_s3(const std::string& uri) {
-  throw UserError(Code::DATA_005, {},
-                  fmt::format("cannot read {}: s3:// data sources come in a later version of sexpgpu", uri),
-                  "copy the data to local disk and point :source at it");
+std::string dir_of(const std::string& path) {
+  if (is_s3(path)) return path.substr(0, path.rfind('/') + 1);  // "s3://b/dir/"
+  return fs::path(path).parent_path().string();
 }
-
-std::string dir_of(const std::string& path) { return fs::path(path).parent_path().string(); }
 
 std::string read_manifest(const std::string& path) {
   auto r = open_shard({path, path, {}, {}});
@@ -33,8 +32,10 @@ std::string read_manifest(const std::string& path) {
   return read_all(*r);
 }
 
+// A manifest's entry: s3:// as is; in a manifest in S3, a relative entry is a
+// key beside it and an absolute one a local file.
 ShardRef entry(const std::string& manifest, const std::string& uri) {
-  if (is_s3(uri)) refuse_s3(uri);
+  if (is_s3(uri)) return {uri, uri, {}, {}};
   std::string p = join_path(dir_of(manifest), uri);
   return {p, p, {}, {}};
 }
@@ -107,14 +108,46 @@ std::vector<ShardRef> glob_source(const std::string& pattern) {
 }  // namespace
 
 std::string join_path(const std::string& dir, const std::string& rel) {
+  if (is_s3(dir) && !fs::path(rel).is_absolute()) {
+    s3::Address a = s3::parse_address(dir);
+    std::string key = (fs::path(a.key) / rel).lexically_normal().string();
+    return "s3://" + a.bucket + "/" + key;
+  }
   fs::path p(rel);
   if (p.is_relative() && !dir.empty()) p = fs::path(dir) / p;
   return p.lexically_normal().string();
 }
 
+namespace {
+
+// s3://b/dir/ (every object under it) or s3://b/dir/*.bin (LIST and match,
+// '*' not crossing '/'), in key order.
+std::vector<ShardRef> s3_objects(const std::string& source) {
+  s3::Address a = s3::parse_address(source);
+  size_t wild = a.key.find_first_of("*?[");
+  std::string prefix = a.key.substr(0, wild);
+  auto client = s3::client_for(S3Role::data, "the data source " + source);
+  std::vector<ShardRef> out;
+  for (const auto& o : client->list(a.bucket, prefix).objects) {
+    if (o.key.ends_with('/')) continue;  // a folder marker
+    if (wild != std::string::npos && ::fnmatch(a.key.c_str(), o.key.c_str(), FNM_PATHNAME) != 0) continue;
+    std::string uri = "s3://" + a.bucket + "/" + o.key;
+    out.push_back({uri, uri, {}, {}});
+  }
+  if (out.empty()) throw UserError(Code::DATA_001, {}, fmt::format("no data file matches {}", source));
+  return out;
+}
+
+}  // namespace
+
 std::vector<ShardRef> resolve_source(const std::string& source, const std::string& base_dir) {
-  if (is_s3(source)) refuse_s3(source);
-  std::string path = join_path(base_dir, source);
+  bool remote = is_s3(source);
+  if (remote && !ends_with(source, ".manifest") && !ends_with(source, ".manifest.json")) {
+    s3::parse_address(source);
+    if (ends_with(source, "/") || source.find_first_of("*?[") != std::string::npos) return s3_objects(source);
+    return {{source, source, {}, {}}};
+  }
+  std::string path = remote ? source : join_path(base_dir, source);
   std::vector<ShardRef> shards;
   if (ends_with(source, ".manifest.json")) {
     shards = json_manifest(path);

@@ -112,13 +112,17 @@ TEST(Source, BadJsonManifests) {
   EXPECT_EQ(error_of([&] { resolve_source("none.manifest.json", d.path()); }).code(), Code::DATA_002);
 }
 
-TEST(Source, S3IsRefusedForNow) {
+TEST(Source, S3ObjectsAndManifestEntries) {  // against a server: s3_source_test.cpp
   TempDir d;
-  auto e = error_of([&] { resolve_source("s3://bucket/train.txt", d.path()); });
-  EXPECT_EQ(e.code(), Code::DATA_005);
-  EXPECT_NE(message(e).find("later version"), std::string::npos);
-  d.write("m.manifest", "s3://bucket/a.bin\n");
-  EXPECT_EQ(error_of([&] { resolve_source("m.manifest", d.path()); }).code(), Code::DATA_005);
+  auto one = resolve_source("s3://bucket/train.txt", d.path());
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].uri, "s3://bucket/train.txt");
+  d.write("m.manifest", "s3://bucket/a.bin\nlocal.bin\n");
+  auto m = resolve_source("m.manifest", d.path());
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].uri, "s3://bucket/a.bin");
+  EXPECT_EQ(m[1].uri, d.path() + "/local.bin");
+  EXPECT_EQ(join_path("s3://b/dir/", "x/../y.bin"), "s3://b/dir/y.bin");
 }
 
 TEST(Source, EmptySourceAndTooFewTokens) {
