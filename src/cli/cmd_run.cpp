@@ -1,6 +1,7 @@
 // sexpgpu run FILE [selection] [--device] [--metrics] [--status] [--checkpoint-dir] [--resume] [--json]
 #include "cli/commands.h"
 #include "runtime/session.h"
+#include "s3/client.h"
 
 namespace sx {
 
@@ -23,6 +24,8 @@ ExitStatus cmd_run(const ParsedArgs& args) {
   req.file = file_argument(args, "run");
   req.env = command_environment(args);
   check_requirements(req.env);
+  s3::set_credentials(req.env.s3_data);  // the two roles' clients, for s3:// data and checkpoints
+  s3::set_credentials(req.env.s3_checkpoint);
   if (req.env.device == Device::cuda)
     throw UserError(Code::DEV_001, {}, "this sexpgpu was built without CUDA", "run with --device cpu");
   req.selection = selection_from(args, req.env);

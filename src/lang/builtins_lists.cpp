@@ -161,8 +161,10 @@ void register_builtins_lists(Interp& in) {
     in.charge(n, a.call);  // before building, so that a huge range fails fast
     Items out;
     out.reserve(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k)
+    for (int64_t k = 0; k < n; ++k) {
+      if ((k & 0xFFFF) == 0xFFFF) in.charge(0, a.call);  // a long build still sees a stopping signal
       out.push_back(integer(static_cast<int64_t>(from + static_cast<__int128>(k) * step)));
+    }
     return list(std::move(out));
   });
   in.builtin("zip", [](Interp& in, Args& a) {

@@ -11,6 +11,7 @@ namespace sx {
 
 // The interpreter stays alive with the experiment: the model is a closure the
 // tracer calls later. Throws UserError for anything the user can fix.
-std::unique_ptr<Interp> load_experiment(const std::string& file, const Selection& sel, int64_t eval_limit);
+std::unique_ptr<Interp> load_experiment(const std::string& file, const Selection& sel, int64_t eval_limit,
+                                        const std::atomic<bool>* stop_flag = nullptr);
 
 }  // namespace sx

@@ -105,6 +105,7 @@ void Interp::charge(int64_t n, Span at) {
                      "raise SEXPGPU_EVAL_LIMIT, or do less work at compile time");
   }
   work_ += n;
+  if (stop_flag && stop_flag->load(std::memory_order_relaxed)) throw Interrupted();
 }
 
 std::string Interp::call_chain(size_t max) const {

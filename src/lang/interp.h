@@ -2,6 +2,7 @@
 // The compile-time evaluator: a small, lexically scoped Lisp over Values with a
 // work budget and a recursion limit. Special forms live in special_forms.cpp,
 // builtin functions in builtins_*.cpp, declarations in declarations.cpp.
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <set>
@@ -132,6 +133,10 @@ class Interp {
   // The selection the file is evaluated under; `(knob x)` reads it.
   const Selection* selection = nullptr;
 
+  // Set by a stopping signal: evaluation ends at the next form with Interrupted,
+  // so a long compile-time computation does not hold a run past its signal.
+  const std::atomic<bool>* stop_flag = nullptr;
+
   // The model trace in progress, if any: tensor operations are allowed only then.
   TraceContext* trace = nullptr;
 
@@ -150,6 +155,11 @@ class Interp {
   std::vector<std::string> requiring_;  // the files being evaluated, innermost last
   std::unique_ptr<Experiment> experiment_;
   friend struct InterpAccess;
+};
+
+// Thrown when `stop_flag` is set during evaluation.
+struct Interrupted : std::exception {
+  const char* what() const noexcept override { return "compilation interrupted by a signal"; }
 };
 
 // Registration of every piece of the language into an interpreter.

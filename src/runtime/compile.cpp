@@ -61,11 +61,14 @@ void add_outputs(StepGraph& s) {
 // What a checkpoint must agree on to be resumed: the parameters' names and
 // shapes, the model's operations, and the training data's order. Not the batch
 // rows a microbatch has: a resume may change :microbatches.
-std::string identity_text(const Compiled& c) {
+std::string identity_text(Compiled& c) {
   std::string text;
   for (const auto& p : c.params) text += p.path + " " + p.shape.str() + "\n";
-  const Graph& g = c.train.traced.graph;
-  for (NodeId id = 0; id <= c.train.traced.loss; ++id) text += std::string(op_name(g.node(id).op)) + " " + g.node(id).path + "\n";
+  // The model at one record: its every operation, shape and parameter, whatever the microbatch rows.
+  TracedModel one = trace_model(*c.interp, *c.x->run->loader, 1, /*training=*/true);
+  for (const Node& n : one.graph.nodes())
+    text += fmt::format("{} {}{} {} {} {} {}\n", op_name(n.op), dtype_name(n.dtype), n.shape.str(), n.path,
+                        n.attrs.axis, n.attrs.value, n.attrs.causal);
   const LoaderDecl& l = *c.x->run->loader;
   text += fmt::format("loader {} {} {} seq-len {} shuffle {}\n", l.name, l.source, l.format, l.seq_len,
                       l.shuffle.value_or(true));
@@ -74,10 +77,11 @@ std::string identity_text(const Compiled& c) {
 
 }  // namespace
 
-Compiled compile(const std::string& file, const Selection& sel, const Environment& env) {
+Compiled compile(const std::string& file, const Selection& sel, const Environment& env,
+                 const std::atomic<bool>* stop_flag) {
   Compiled c;
   // reader → evaluator → declarations → selection
-  c.interp = load_experiment(file, sel, env.eval_limit);
+  c.interp = load_experiment(file, sel, env.eval_limit, stop_flag);
   c.x = &c.interp->experiment();
   const RunDecl& run = *c.x->run;
 

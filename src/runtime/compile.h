@@ -46,7 +46,8 @@ struct Compiled {
   int64_t param_count() const;
 };
 
-Compiled compile(const std::string& file, const Selection& sel, const Environment& env);
+Compiled compile(const std::string& file, const Selection& sel, const Environment& env,
+                 const std::atomic<bool>* stop_flag = nullptr);
 
 // A diagnostics glob: `*` matches within one `/` segment.
 bool diagnostic_match(std::string_view glob, std::string_view name);

@@ -57,7 +57,9 @@ class Session {
     write_status("compiling");
     Stopwatch compile_clock;
     try {
-      c_ = compile(req_.file, req_.selection, req_.env);
+      c_ = compile(req_.file, req_.selection, req_.env, StopSignals::flag());
+    } catch (const Interrupted&) {
+      return stop_before_start(StopSignals::pending());
     } catch (const UserError& e) {
       write_status("failed", false, nullptr, &e);  // refused before the first step: exit 2
       throw;
@@ -67,15 +69,19 @@ class Session {
     if (int sig = StopSignals::pending()) return stop_before_start(sig);
 
     Stopwatch open_clock;
-    open_device();
-    open_data();
-    timings_.device_open_s = open_clock.seconds();
-    if (int sig = StopSignals::pending()) return stop_before_start(sig);
-
     std::string resume_text = "-";
-    if (req_.env.resume) {
-      resume_text = locate_resume();
-      if (resume_) load_resume();
+    try {
+      open_device();
+      open_data();
+      timings_.device_open_s = open_clock.seconds();
+      if (int sig = StopSignals::pending()) return stop_before_start(sig);
+      if (req_.env.resume) {
+        resume_text = locate_resume();
+        if (resume_) load_resume();
+      }
+    } catch (const UserError& e) {
+      write_status("failed", false, nullptr, &e);  // refused before the first step: exit 2
+      throw;
     }
     print_run_line(resume_text);
     if (resume_) report_resume();

@@ -369,6 +369,81 @@ def case_corrupt_checkpoint():
     expect("error[E-CKPT-022]" in p.stderr, p.stderr)
 
 
+def case_signal_during_compile():
+    """A signal during compilation stops the run before the first step, promptly."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
+    e["SEXPGPU_EVAL_LIMIT"] = "1000000000"
+    p = subprocess.Popen([SEXPGPU, "run", "tests/e2e/slow_compile.sx", "--json"], cwd=REPO, env=e,
+                         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    t0 = time.time()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    took = time.time() - t0
+    expect(p.returncode == 130, f"exit {p.returncode}: {err}")
+    expect(took < 2, f"{took:.2f}s from the signal to the exit")
+    expect(re.search(r"^stopping: SIGINT before the first step \(\d+\.\d+s to exit\)$", err, re.M), err)
+    expect(json.loads(out)["state"] == "stopped", out)
+
+
+def case_signal_during_pass():
+    """A signal during an evaluation pass abandons it; the checkpoint records it as due; the resume runs it first."""
+    ck = os.path.join(TMP, "lp")
+    m = os.path.join(TMP, "lp.jsonl")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
+    p = subprocess.Popen([SEXPGPU, "run", "tests/e2e/long_pass.sx", "--checkpoint-dir", ck, "--metrics",
+                          "jsonl:" + m], cwd=REPO, env=e, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and p.poll() is None:
+        recs = [json.loads(l) for l in open(m)] if os.path.exists(m) else []
+        if any(r["kind"] == "step" and r["step"] == 2 for r in recs):
+            break
+        time.sleep(0.005)
+    t0 = time.time()
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=120)
+    took = time.time() - t0
+    expect(p.returncode == 143, f"exit {p.returncode}: {err}")
+    expect(took < 10, f"{took:.2f}s from the signal to the exit")
+    state = json.load(open(os.path.join(ck, "long_pass", "step-2", "state.json")))
+    passes = [r for r in jsonl(m) if r["kind"] == "eval" and r["step"] == 2]
+    expect(state["passes_due"] == ([] if passes else ["eval"]), f"{state['passes_due']} with {len(passes)} pass records")
+    q = run("run", "tests/e2e/long_pass.sx", "--checkpoint-dir", ck, "--resume", "latest", "--metrics", "jsonl:" + m)
+    lines = [l for l in q.stderr.splitlines() if l.startswith("step ")]
+    if not passes:
+        expect(lines[0].startswith("step 2/4 "), "the abandoned pass runs first after the resume: " + str(lines))
+    evals = sorted(r["step"] for r in jsonl(m) if r["kind"] == "eval")
+    expect(evals == [0, 2, 4], f"each pass recorded once: {evals}")
+
+
+def case_interop_safetensors():
+    """model.safetensors read by a small independent reader (no sexpgpu code): every parameter by model path."""
+    import struct
+    ck = os.path.join(TMP, "interop")
+    run("run", "examples/my-run.sx", "--steps", "1", "--checkpoint-dir", ck)
+    data = open(os.path.join(ck, "my-run", "step-1", "model.safetensors"), "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    body = data[8 + n:]
+    expl = run("explain", "examples/my-run.sx").stdout
+    want = {m.group(1): [int(x) for x in m.group(2).split(",")]
+            for m in re.finditer(r"^  (\S+)\s+\[([\d,]+)\]\s+\d+$", expl, re.M)}
+    names = {k for k in header if k != "__metadata__"}
+    expect(names == set(want), f"tensors {sorted(names ^ set(want))}")
+    for name in names:
+        t = header[name]
+        expect(t["dtype"] == "F32" and t["shape"] == want[name], f"{name}: {t}")
+        b, e = t["data_offsets"]
+        values = struct.unpack(f"<{(e - b) // 4}f", body[b:e])
+        count = 1
+        for d in t["shape"]:
+            count *= d
+        expect(len(values) == count and all(v == v and abs(v) < 1e3 for v in values), name)
+    g = header["blocks.0.ln1.g"]
+    gains = struct.unpack(f"<32f", body[g["data_offsets"][0]:g["data_offsets"][1]])
+    expect(all(abs(v - 1) < 0.1 for v in gains), "layer-norm gains start at ones and moved by one step")
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 if CASE not in CASES:
     fail(f"no case {CASE}; cases: {', '.join(CASES)}")
