@@ -68,6 +68,15 @@ def run(cmd, root, bindir):
     return [l.rstrip() for l in lines]
 
 
+# The graph's node count and the plan's bytes change whenever the compiler
+# gets better; the slug, the parameter count and everything else must not.
+PLAN_NUMBERS = re.compile(r"\b\d+ nodes, plan \d+\b")
+
+
+def comparable(lines):
+    return [PLAN_NUMBERS.sub("N nodes, plan B", l) for l in lines]
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -101,7 +110,7 @@ def main():
                     want = [l.rstrip() for l in expected]
                     while want and want[-1] == "":
                         want.pop()
-                    if actual != want and not update:
+                    if comparable(actual) != comparable(want) and not update:
                         failures += 1
                         print(f"{doc.relative_to(root)}:{start + 1}: `$ {cmd}` printed something else")
                         import difflib

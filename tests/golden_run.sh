@@ -79,8 +79,12 @@ fi
 if ! diff -u --label "$name.expected" --label "actual" "$golden/$name.expected" "$out/expected"; then
   status=1
 fi
+# The graph's node count and the plan's bytes change whenever the compiler gets
+# better; the slug, the parameter count and everything else must not.
+plan_numbers() { sed -E 's/\b[0-9]+ nodes, plan [0-9]+\b/N nodes, plan B/g' "$1"; }
 if [ -f "$golden/$name.stdout" ]; then
-  diff -u --label "$name.stdout" --label "actual stdout" "$golden/$name.stdout" "$out/stdout" || status=1
+  diff -u --label "$name.stdout" --label "actual stdout" <(plan_numbers "$golden/$name.stdout") \
+    <(plan_numbers "$out/stdout") || status=1
 elif [ -s "$out/stdout" ]; then
   echo "golden $name: expected no standard output, found:"
   cat "$out/stdout"
