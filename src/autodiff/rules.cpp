@@ -134,7 +134,20 @@ void grad_Where(GradCtx& c) {
 void grad_Matmul(GradCtx& c) {
   NodeId a = c.in(0), b = c.in(1);
   if (c.wants[0]) c.gx[0] = unbroadcast(c, matmul(c.g, c.gy, transpose(c.g, b, c.at()), c.at()), a);
-  if (c.wants[1]) c.gx[1] = unbroadcast(c, matmul(c.g, transpose(c.g, a, c.at()), c.gy, c.at()), b);
+  if (!c.wants[1]) return;
+  Shape sa = c.shape(a), sb = c.shape(b);
+  if (sb.rank == 2 && sa.rank > 2) {
+    // x [batch..., m, k] . w [k, n]: w's gradient is one product over the
+    // flattened batch, xᵀ [k, batch·m] . gy [batch·m, n], not a batched
+    // product summed afterwards (one sgemm; the sum runs inside it).
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < sa.rank; ++d) rows *= sa[d];
+    NodeId a2 = reshape(c.g, a, {rows, sa.back()}, c.at());
+    NodeId g2 = reshape(c.g, c.gy, {rows, sb.back()}, c.at());
+    c.gx[1] = matmul(c.g, transpose(c.g, a2, c.at()), g2, c.at());
+    return;
+  }
+  c.gx[1] = unbroadcast(c, matmul(c.g, transpose(c.g, a, c.at()), c.gy, c.at()), b);
 }
 
 void grad_Sum(GradCtx& c) { set_unary(c, expand(c.g, keep_axis(c, c.gy), c.shape(c.in(0)), c.at())); }

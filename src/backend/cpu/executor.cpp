@@ -45,9 +45,11 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
     Step s{id, {}, std::vector<const void*>(n.inputs.size()), true};
     s.compute = !(plan_.view[id] || n.op == Op::Param || n.op == Op::Input);
     if (s.compute) prepare(g, id, s.prep);
-    if (n.op == Op::Matmul)
+    if (n.op == Op::Matmul) {
       for (int k = 0; k < 2; ++k)
         s.prep.trans[k] = plan_.view[n.inputs[k]] && plan::is_transpose(g.node(n.inputs[k]));
+      plan_matmul_tiles(g, n, s.prep);
+    }
     scratch = std::max(scratch, s.prep.scratch_floats);
     steps_.push_back(std::move(s));
   }

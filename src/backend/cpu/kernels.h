@@ -12,12 +12,26 @@
 
 namespace sx::cpu {
 
+// How a matmul is cut into sgemm calls, from its shapes alone: `batches`
+// products of [m, k] x [k, n] (a weight broadcast over a contiguous batch is
+// one product of [batch * m, k] x [k, n]), each cut into tiles of tile_m rows
+// x tile_n columns; the units (batch, row tile, column tile) are then handed
+// out in `chunks` contiguous groups. Each unit is the same sgemm call
+// whatever the thread count, so results are too.
+struct MatmulTiles {
+  bool merged = false;  // the batches were merged into the rows
+  int64_t batches = 0, m = 0, n = 0, k = 0;
+  int64_t tile_m = 1, tile_n = 1, tm = 1, tn = 1;
+  int64_t chunks = 1;
+};
+
 // Per node, everything a kernel needs that depends only on shapes.
 struct Prep {
   Strided it;                      // elementwise and copy ops: operand 0 is the output
   std::vector<Strided> parts;      // concat: one copy per input
   std::vector<int64_t> batch;      // matmul: per batch, the A and B matrix indices
   bool trans[2] = {false, false};  // matmul: the operand is a folded transpose, read transposed
+  MatmulTiles mm;                  // matmul: how the product is cut into sgemm calls
   int64_t scratch_floats = 0;      // per thread (attention) or shared (cross-entropy)
 };
 
@@ -47,6 +61,8 @@ void prepare(const Graph& g, NodeId id, Prep& prep);  // fills what the op's ker
 void run_elementwise(const Args& a);  // unary, binary, where, cast
 void run_reduce(const Args& a);       // sum, mean, max, logsumexp, argmax
 void run_matmul(const Args& a);
+// Fills prep.mm once prep.batch and prep.trans are known.
+void plan_matmul_tiles(const Graph& g, const Node& n, Prep& prep);
 void run_attention(const Args& a);
 int64_t attention_scratch(const Node& q, const Node& k);  // floats per thread
 void run_shape(
