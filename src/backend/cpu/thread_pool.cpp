@@ -17,7 +17,9 @@ inline void relax() {
 }
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
+ThreadPool::ThreadPool(int threads)
+    : threads_(std::max(1, threads)), claimed_(new std::atomic<uint32_t>[std::max(1, threads)]) {
+  for (int t = 0; t < threads_; ++t) claimed_[t].store(0, std::memory_order_relaxed);
   workers_.reserve(threads_ - 1);
   for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { work(t); });
 }
@@ -34,12 +36,26 @@ void ThreadPool::share(int t) {
   if (b < e) call_(fn_, b, e, t);
 }
 
+// Block t of `generation` goes to whoever moves claimed_[t] to it first. Every
+// block of a generation is claimed before the next one starts, so the one
+// before it is generation - 1.
+bool ThreadPool::claim(int t, uint32_t generation) {
+  uint32_t before = generation - 1;
+  return claimed_[t].compare_exchange_strong(before, generation, std::memory_order_acq_rel);
+}
+
 void ThreadPool::dispatch(int64_t tasks, Call call, void* fn) {
   call_ = call, fn_ = fn, tasks_ = tasks;
   pending_.store(threads_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
+  uint32_t generation = generation_.fetch_add(1, std::memory_order_release) + 1;
   generation_.notify_all();
   share(0);
+  // Blocks whose worker has not started yet: run them here.
+  for (int t = 1; t < threads_; ++t)
+    if (claim(t, generation)) {
+      share(t);
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
   for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
     if (spin < kSpins) {
       relax();
@@ -61,6 +77,7 @@ void ThreadPool::work(int t) {
     }
     seen = generation_.load(std::memory_order_acquire);
     if (stop_) return;
+    if (!claim(t, seen)) continue;  // the caller ran it
     share(t);
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
   }

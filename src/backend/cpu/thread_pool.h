@@ -4,8 +4,14 @@
 // the thread count; a thread then takes a contiguous block of tasks. Since
 // each task computes its outputs alone and in a fixed order, results are
 // bit-identical for any number of threads. No allocation after construction.
+//
+// A block is run by whoever claims it first: the calling thread, once its own
+// block is done, runs the blocks of workers that have not woken up yet (on a
+// busy machine a descheduled worker would otherwise hold up every kernel).
+// Which thread runs a block changes nothing in the results.
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -20,9 +26,10 @@ class ThreadPool {
 
   int size() const { return threads_; }
 
-  // Calls fn(begin, end, thread) over [0, tasks): thread t gets the block
-  // [t * tasks / size, (t + 1) * tasks / size). Runs inline when there is one
-  // task or one thread. `fn` must not throw.
+  // Calls fn(begin, end, slot) over [0, tasks): block t is
+  // [t * tasks / size, (t + 1) * tasks / size), run with slot t (per-slot
+  // scratch is never used by two threads at once). Runs inline when there is
+  // one task or one thread. `fn` must not throw.
   template <typename F>
   void run(int64_t tasks, F&& fn) {
     if (tasks <= 0) return;
@@ -47,6 +54,7 @@ class ThreadPool {
   void dispatch(int64_t tasks, Call call, void* fn);
   void work(int t);
   void share(int t);
+  bool claim(int t, uint32_t generation);
 
   int threads_;
   std::vector<std::thread> workers_;
@@ -56,6 +64,9 @@ class ThreadPool {
   bool stop_ = false;
   std::atomic<uint32_t> generation_{0};
   std::atomic<int> pending_{0};
+  // Per block, the last generation whose block was claimed (by its worker or
+  // by the caller).
+  std::unique_ptr<std::atomic<uint32_t>[]> claimed_;
 };
 
 }  // namespace sx::cpu
