@@ -29,10 +29,11 @@ int threads() {
   return n > 0 ? n : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// The configurations of bench/run.sh and docs/performance.md.
 const cpu::GptShape kShapes[] = {
-    {.batch = 4, .seq = 32, .vocab = 256, .d = 64, .heads = 4, .layers = 2},     // tiny
-    {.batch = 8, .seq = 64, .vocab = 512, .d = 128, .heads = 4, .layers = 4},    // small
-    {.batch = 8, .seq = 128, .vocab = 1024, .d = 256, .heads = 8, .layers = 6},  // medium
+    {.batch = 8, .seq = 16, .vocab = 32, .d = 32, .heads = 4, .layers = 2},       // tiny
+    {.batch = 16, .seq = 64, .vocab = 256, .d = 128, .heads = 4, .layers = 4},    // small
+    {.batch = 16, .seq = 128, .vocab = 512, .d = 256, .heads = 8, .layers = 6},   // medium
 };
 
 // One training step's graph, plan, executor and data, built once.
