@@ -108,8 +108,9 @@ StepStats Optimizer::step(ParamStore& params, std::map<std::string, std::vector<
       std::vector<float>& m = state_[spec_.kind + ".m/" + path];
       std::vector<float>& v = state_[spec_.kind + ".v/" + path];
       const float decay = static_cast<float>(1 - lr * (decays_[path] ? spec_.weight_decay : 0.0));
+      if (spec_.kind == "adamw")  // decoupled weight decay first, as torch.optim.AdamW
+        for (size_t i = 0; i < n; ++i) p[i] = p[i] * decay;
       for (size_t i = 0; i < n; ++i) {
-        if (spec_.kind == "adamw") p[i] = p[i] * decay;
         m[i] = m[i] * b1 + one_minus_b1 * g[i];
         v[i] = v[i] * b2 + one_minus_b2 * g[i] * g[i];
         float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
