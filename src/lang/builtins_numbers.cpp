@@ -174,8 +174,9 @@ void register_builtins_numbers(Interp& in) {
   for (auto [name, f] : {std::pair<const char*, double (*)(double)>{"floor", std::floor},
                          {"ceil", std::ceil},
                          {"round", std::round}}) {
+    double (*fn)(double) = f;  // clang 14 cannot capture a structured binding
     numeric(in, name, 1, 1,
-            [f](Interp&, Args& a) { return a[0]->is(Kind::Int) ? a[0] : to_int(a, f(a[0]->f), 0); });
+            [fn](Interp&, Args& a) { return a[0]->is(Kind::Int) ? a[0] : to_int(a, fn(a[0]->f), 0); });
   }
   numeric(in, "sqrt", 1, 1, [](Interp&, Args& a) {
     if (a[0]->as_double() < 0) throw bad(a, a.span_of(0), "a number >= 0", repr(*a[0]));

@@ -250,7 +250,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
   }
   for (auto [key, example] : {std::pair{"model", ":model <a defmodel>"}, {"loader", ":loader <a defloader>"},
                               {"batch", ":batch 8"}, {"steps", ":steps 100"}, {"optimizer", ":optimizer (adamw :lr 3e-4)"}})
-    if (!std::any_of(run.keys.begin(), run.keys.end(), [&](const KeyArg& a) { return a.key == key; }))
+    if (std::none_of(run.keys.begin(), run.keys.end(), [k = key](const KeyArg& a) { return a.key == k; }))
       throw in.error_here(Code::DEF_002, run.span, fmt::format("defrun `{}` needs `:{}`", run.name, key),
                           fmt::format("add {}", example));
 

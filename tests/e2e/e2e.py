@@ -373,9 +373,14 @@ def case_signal_during_compile():
     """A signal during compilation stops the run before the first step, promptly."""
     e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
     e["SEXPGPU_EVAL_LIMIT"] = "1000000000"
-    p = subprocess.Popen([SEXPGPU, "run", "tests/e2e/slow_compile.sx", "--json"], cwd=REPO, env=e,
-                         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    time.sleep(0.5)
+    status = os.path.join(TMP, "compile.json")
+    p = subprocess.Popen([SEXPGPU, "run", "tests/e2e/slow_compile.sx", "--json", "--status", status], cwd=REPO,
+                         env=e, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    # The status file says `compiling` once the run is listening for signals (a sanitizer build starts slowly).
+    deadline = time.time() + 60
+    while time.time() < deadline and not os.path.exists(status):
+        time.sleep(0.01)
+    time.sleep(0.2)
     t0 = time.time()
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
