@@ -65,7 +65,7 @@ if ((!quick)); then
    ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0 \
    LSAN_OPTIONS=suppressions="$root/tests/lsan.supp":print_suppressions=0 \
    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^Special\.Recursion$') || fail asan
+     ctest --test-dir build-asan --output-on-failure --no-label-summary -j"$jobs" -E '^Special\.Recursion$') || fail asan
   end asan
 
   begin fuzz
@@ -82,4 +82,4 @@ echo "==== times so far"
 printf '  %s\n' "${phases[@]}"
 
 begin test
-ctest --test-dir build --output-on-failure -j"$jobs"
+ctest --test-dir build --output-on-failure --no-label-summary -j"$jobs"
