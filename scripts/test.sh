@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # THE test command: builds sexpgpu and runs every test.
 #
-#   scripts/test.sh           everything (about 20-30 minutes on 2 cores)
+#   scripts/test.sh           everything (25-40 minutes from scratch on 2 cores)
 #   scripts/test.sh --quick   only the main build and its tests
 #
 # Phases, in order (each timed; the table is printed before the last phase):
