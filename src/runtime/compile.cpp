@@ -105,6 +105,9 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
     c.passes.push_back(std::move(p));
   }
   c.graph_hash = sha256_hex(identity_text(c), 16);
+  // From here on the run loop answers signals at step boundaries; the
+  // curriculum's :when, evaluated later, must never end in Interrupted.
+  c.interp->stop_flag = nullptr;
   return c;
 }
 
