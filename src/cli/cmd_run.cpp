@@ -1,6 +1,7 @@
 // sexpgpu run FILE [selection] [--device] [--metrics] [--status] [--checkpoint-dir] [--resume] [--json]
 #include "cli/commands.h"
 #include "runtime/session.h"
+#include "runtime/signals.h"
 #include "s3/client.h"
 
 namespace sx {
@@ -24,7 +25,10 @@ ExitStatus cmd_run(const ParsedArgs& args) {
   req.file = file_argument(args, "run");
   req.env = command_environment(args);
   check_requirements(req.env);
-  s3::set_credentials(req.env.s3_data);  // the two roles' clients, for s3:// data and checkpoints
+  // The two roles' clients, for s3:// data and checkpoints. A stopping signal
+  // abandons a data read in flight (the run stops before its first step); a
+  // checkpoint write goes on, since it is the one kept on the way out.
+  s3::set_credentials(req.env.s3_data, StopSignals::flag());
   s3::set_credentials(req.env.s3_checkpoint);
   if (req.env.device == Device::cuda)
     throw UserError(Code::DEV_001, {}, "this sexpgpu was built without CUDA", "run with --device cpu");

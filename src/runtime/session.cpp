@@ -80,6 +80,8 @@ class Session {
         if (resume_) load_resume();
       }
     } catch (const UserError& e) {
+      // A read cancelled by a stopping signal (an S3 request in flight) is a stop, not a failure.
+      if (int sig = StopSignals::pending()) return stop_before_start(sig);
       write_status("failed", false, nullptr, &e);  // refused before the first step: exit 2
       throw;
     }

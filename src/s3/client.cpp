@@ -295,7 +295,11 @@ Client::Response Client::perform(const Request& req) {
     for (int i = 0; i < attempt && cap < config_.backoff_max_ms; ++i) cap *= 2;
     cap = std::min(cap, config_.backoff_max_ms);
     std::uniform_int_distribution<long> pick(0, std::max(0L, cap));
-    std::this_thread::sleep_for(std::chrono::milliseconds(pick(rng)));
+    // In slices, so that a cancel is seen within 20 ms even in a 10 s backoff.
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(pick(rng));
+    while (std::chrono::steady_clock::now() < until && !(config_.cancel && config_.cancel->load()))
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          std::chrono::milliseconds(20), until - std::chrono::steady_clock::now()));
   }
 }
 
@@ -480,13 +484,15 @@ namespace {
 
 std::mutex registry_mu;
 std::map<S3Role, S3Credentials> registry_creds;
+std::map<S3Role, const std::atomic<bool>*> registry_cancel;
 std::map<S3Role, std::shared_ptr<Client>> registry_clients;
 
 }  // namespace
 
-void set_credentials(const S3Credentials& creds) {
+void set_credentials(const S3Credentials& creds, const std::atomic<bool>* cancel) {
   std::lock_guard lock(registry_mu);
   registry_creds[creds.role] = creds;
+  registry_cancel[creds.role] = cancel;
   registry_clients.erase(creds.role);
 }
 
@@ -501,7 +507,9 @@ std::shared_ptr<Client> client_for(S3Role role, std::string_view needed_by) {
   auto it = registry_creds.find(role);
   S3Credentials creds = it != registry_creds.end() ? it->second : S3Credentials{role, {}, {}, {}, {}, {}};
   require_s3(creds, needed_by);
-  auto client = std::make_shared<Client>(config_from(creds));
+  Config config = config_from(creds);
+  config.cancel = registry_cancel[role];
+  auto client = std::make_shared<Client>(std::move(config));
   registry_clients[role] = client;
   return client;
 }

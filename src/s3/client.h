@@ -91,9 +91,10 @@ class Client {
 };
 
 // One client per role, made from the credentials given to set_credentials
-// (the runtime calls it once, at run start). E-ENV-002 naming the variables
-// when the role's credentials are incomplete; `needed_by` says what needed them.
-void set_credentials(const S3Credentials& creds);
+// (the runtime calls it once, at run start), with `cancel` as its
+// Config::cancel. E-ENV-002 naming the variables when the role's credentials
+// are incomplete; `needed_by` says what needed them.
+void set_credentials(const S3Credentials& creds, const std::atomic<bool>* cancel = nullptr);
 std::shared_ptr<Client> client_for(S3Role role, std::string_view needed_by);
 // Tests: the client a role uses from now on (nullptr: made from the credentials again).
 void set_client(S3Role role, std::shared_ptr<Client> client);

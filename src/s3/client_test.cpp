@@ -3,6 +3,13 @@
 #include "s3/client.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "s3/moto_test_util.h"
 #include "util/error.h"
@@ -174,6 +181,46 @@ TEST(S3Client, ConnectionRefusedIsRetriedThenFails) {
   std::string m = e.what();
   EXPECT_NE(m.find("after 3 tries"), std::string::npos) << m;
   EXPECT_NE(m.find("checkpoint role"), std::string::npos) << m;
+}
+
+// Cancels `c`'s request after `after`; the request must end as cancelled long
+// before its retries (or its 30 s stall timeout) would have ended it.
+void expect_cancelled(Config cfg, std::chrono::milliseconds after) {
+  std::atomic<bool> cancel{false};
+  cfg.cancel = &cancel;
+  Client c(cfg);
+  std::thread t([&] { std::this_thread::sleep_for(after), cancel = true; });
+  auto start = std::chrono::steady_clock::now();
+  auto e = error_of([&] { c.get("b", "k"); });
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  t.join();
+  EXPECT_EQ(e.code(), Code::S3_001);
+  EXPECT_NE(std::string(e.what()).find("cancelled"), std::string::npos) << e.what();
+  EXPECT_LT(seconds, 10.0);
+}
+
+TEST(S3Client, CancelEndsTheBackoff) {
+  Config cfg = config_from(testing::credentials(S3Role::data, "http://127.0.0.1:1", "k", "s"));
+  cfg.backoff_base_ms = 5'000;  // each backoff alone would be seconds
+  cfg.backoff_max_ms = 60'000;
+  expect_cancelled(cfg, std::chrono::milliseconds(100));
+}
+
+TEST(S3Client, CancelAbandonsARequestInFlight) {
+  // A server that accepts connections (the kernel's backlog does) and never answers.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::string endpoint = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  expect_cancelled(config_from(testing::credentials(S3Role::data, endpoint, "k", "s")),
+                   std::chrono::milliseconds(300));
+  ::close(fd);
 }
 
 TEST(S3Client, MissingCredentialsNameTheVariable) {

@@ -1,60 +1,14 @@
 #!/usr/bin/env python3
 """End-to-end tests of `sexpgpu run`: the real binary, real processes and signals.
 
-    e2e.py SEXPGPU REPO CASE     runs one case (see CASES); exit 0 when it passes.
+    e2e.py SEXPGPU REPO CASE     runs one case (see the case_ functions); exit 0 when it passes.
     UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
+The S3 cases are in s3.py; what both share is in harness.py.
 """
-import json, os, re, signal, subprocess, sys, tempfile, time
+import json, os, re, signal, subprocess, time
 
-SEXPGPU, REPO, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
-HERE = os.path.dirname(os.path.abspath(__file__))
-TMP = tempfile.mkdtemp(prefix="sexpgpu-e2e-")
-
-
-def run(*args, env=None, check_rc=0):
-    e = dict(os.environ)
-    for k in list(e):
-        if k.startswith("SEXPGPU_") or k.startswith("SYVAIN_"):
-            del e[k]
-    e.update(env or {})
-    p = subprocess.run([SEXPGPU, *args], cwd=REPO, env=e, capture_output=True, text=True, timeout=600)
-    if check_rc is not None and p.returncode != check_rc:
-        fail(f"exit {p.returncode}, expected {check_rc}\nstderr:\n{p.stderr}\nstdout:\n{p.stdout}")
-    return p
-
-
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
-
-
-def expect(cond, msg):
-    if not cond:
-        fail(msg)
-
-
-def mask_times(text):
-    # Timings vary run to run; everything else is golden.
-    return re.sub(r"\d+\.\d+s\b", "<t>s", text)
-
-
-def golden(name, text):
-    path = os.path.join(HERE, name)
-    if os.environ.get("UPDATE_GOLDEN"):
-        with open(path, "w") as f:
-            f.write(text)
-        return
-    with open(path) as f:
-        want = f.read()
-    if text != want:
-        import difflib
-        fail("differs from " + name + ":\n" + "".join(difflib.unified_diff(
-            want.splitlines(True), text.splitlines(True), "expected", "actual")))
-
-
-def jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f]
+from harness import (REPO, SEXPGPU, TMP, clean_env, expect, fail, golden, jsonl, latest_records, main,
+                     mask_times, run, steps_written)
 
 
 def case_seed_stderr():
@@ -137,7 +91,7 @@ def case_poller():
     """A reader polling sees a whole status object every time, and metrics lines that are whole or cut only by the kernel's page-by-page append."""
     status = os.path.join(TMP, "poll.json")
     metrics = os.path.join(TMP, "poll.jsonl")
-    e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
+    e = clean_env()
     proc = subprocess.Popen([SEXPGPU, "run", "examples/my-run.sx", "--steps", "60", "--status", status,
                              "--metrics", "jsonl:" + metrics], cwd=REPO, env=e,
                             stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
@@ -187,7 +141,7 @@ def case_sigterm():
     """SIGTERM mid-run: stops at a step boundary, exit 143, state stopped, a summary."""
     status = os.path.join(TMP, "sig.json")
     metrics = os.path.join(TMP, "sig.jsonl")
-    e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
+    e = clean_env()
     proc = subprocess.Popen([SEXPGPU, "run", "examples/my-run.sx", "--steps", "100000", "--json", "--status",
                              status, "--metrics", "jsonl:" + metrics], cwd=REPO, env=e,
                             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -259,26 +213,10 @@ def case_metrics_stdout():
     expect("metrics: stdout" in p.stderr, p.stderr)
 
 
-def latest_records(path):
-    """Per (kind, pass, step): the record of the latest segment (outputs.md)."""
-    out = {}
-    for r in jsonl(path):
-        if r["kind"] in ("step", "eval"):
-            r = {k: v for k, v in r.items() if k not in ("elapsed_s", "step_s")}
-            out[(r["kind"], r.get("pass"), r["step"])] = r
-    return out
-
-
 def start(args, metrics):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
+    e = clean_env()
     return subprocess.Popen([SEXPGPU, "run", "tests/e2e/resume.sx", *args, "--metrics", "jsonl:" + metrics],
                             cwd=REPO, env=e, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-
-def steps_written(metrics):
-    if not os.path.exists(metrics):
-        return 0
-    return sum(1 for l in open(metrics) if '"kind":"step"' in l)
 
 
 def uninterrupted():
@@ -387,7 +325,7 @@ def case_corrupt_checkpoint():
 
 def case_signal_during_compile():
     """A signal during compilation stops the run before the first step, promptly."""
-    e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
+    e = clean_env()
     e["SEXPGPU_EVAL_LIMIT"] = "1000000000"
     status = os.path.join(TMP, "compile.json")
     p = subprocess.Popen([SEXPGPU, "run", "tests/e2e/slow_compile.sx", "--json", "--status", status], cwd=REPO,
@@ -411,7 +349,7 @@ def case_signal_during_pass():
     """A signal during an evaluation pass abandons it; the checkpoint records it as due; the resume runs it first."""
     ck = os.path.join(TMP, "lp")
     m = os.path.join(TMP, "lp.jsonl")
-    e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
+    e = clean_env()
     p = subprocess.Popen([SEXPGPU, "run", "tests/e2e/long_pass.sx", "--checkpoint-dir", ck, "--metrics",
                           "jsonl:" + m], cwd=REPO, env=e, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     deadline = time.time() + 120
@@ -465,60 +403,4 @@ def case_interop_safetensors():
     expect(all(abs(v - 1) < 0.1 for v in gains), "layer-norm gains start at ones and moved by one step")
 
 
-def case_s3_checkpoints():
-    """Data and checkpoints in S3 (moto on loopback, one user per role): SIGTERM, resume from latest in S3,
-    the same numbers as never stopped; the AWS CLI reads what sexpgpu wrote."""
-    moto = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "s3", "moto.py")], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = moto.stdout.readline()
-    if not line:
-        print("SKIP: moto is not available:", moto.stderr.read())
-        return
-    info = json.loads(line)
-    env = {"AWS_ENDPOINT_URL": info["endpoint"], "AWS_REGION": "us-east-1",
-           "SEXPGPU_DATA_AWS_ACCESS_KEY_ID": info["data"]["key"],
-           "SEXPGPU_DATA_AWS_SECRET_ACCESS_KEY": info["data"]["secret"],
-           "SEXPGPU_CHECKPOINT_AWS_ACCESS_KEY_ID": info["checkpoint"]["key"],
-           "SEXPGPU_CHECKPOINT_AWS_SECRET_ACCESS_KEY": info["checkpoint"]["secret"]}
-    ckpt = "s3://sx-ckpt/runs"
-    m_ref = os.path.join(TMP, "s3ref.jsonl")
-    run("run", "examples/my-run.sx", "--metrics", "jsonl:" + m_ref, env=env)
-    want = latest_records(m_ref)
-    m = os.path.join(TMP, "s3.jsonl")
-    e = {k: v for k, v in os.environ.items() if not k.startswith("SEXPGPU_")}
-    e.update(env)
-    p = subprocess.Popen([SEXPGPU, "run", "examples/my-run.sx", "--checkpoint-dir", ckpt, "--set",
-                          "checkpoint-every=4", "--resume", "latest", "--metrics", "jsonl:" + m], cwd=REPO, env=e,
-                         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    while p.poll() is None and steps_written(m) < 9:
-        time.sleep(0.01)
-    p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=120)
-    expect(p.returncode in (0, 143), err)
-    q = run("run", "examples/my-run.sx", "--checkpoint-dir", ckpt, "--set", "checkpoint-every=4", "--resume",
-            "latest", "--metrics", "jsonl:" + m, env=env)
-    expect("resume latest=s3://sx-ckpt/runs/my-run-checkpoint-every=4/step-" in q.stderr, q.stderr)
-    got = latest_records(m)
-    for key in want:
-        expect(got[key] == want[key], f"{key}: {got[key]} != {want[key]}")
-    for text in (q.stderr, open(m).read()):
-        expect(info["checkpoint"]["secret"] not in text and info["data"]["secret"] not in text, "a secret leaked")
-    cli = dict(os.environ, AWS_ACCESS_KEY_ID=info["checkpoint"]["key"],
-               AWS_SECRET_ACCESS_KEY=info["checkpoint"]["secret"], AWS_DEFAULT_REGION="us-east-1")
-    ls = subprocess.run(["aws", "--endpoint-url", info["endpoint"], "s3", "ls", "--recursive", "s3://sx-ckpt/runs/"],
-                        env=cli, capture_output=True, text=True, timeout=120)
-    if ls.returncode == 127 or "not found" in ls.stderr:
-        print("note: the AWS CLI is not installed; skipped the second client")
-    else:
-        expect(ls.returncode == 0, ls.stderr)
-        expect("my-run-checkpoint-every=4/step-20/COMPLETE" in ls.stdout and "step-20/model.safetensors" in ls.stdout,
-               ls.stdout)
-    moto.stdin.close()
-    moto.wait(timeout=30)
-
-
-CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
-if CASE not in CASES:
-    fail(f"no case {CASE}; cases: {', '.join(CASES)}")
-CASES[CASE]()
-print("ok:", CASE)
+main(globals())

@@ -1,0 +1,85 @@
+"""What the end-to-end tests share: the binary, the repository, a scratch
+folder, and helpers to run sexpgpu and read what it wrote.
+
+    python3 tests/e2e/<suite>.py SEXPGPU REPO CASE
+
+Each suite defines `case_<name>` functions and ends with `main(globals())`.
+"""
+import json, os, re, subprocess, sys, tempfile
+
+SEXPGPU, REPO, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+HERE = os.path.dirname(os.path.abspath(__file__))
+TMP = tempfile.mkdtemp(prefix="sexpgpu-e2e-")
+
+
+def clean_env(extra=None):
+    """The test's environment without SEXPGPU_*/SYVAIN_* variables, plus `extra`."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("SEXPGPU_", "SYVAIN_"))}
+    e.update(extra or {})
+    return e
+
+
+def run(*args, env=None, check_rc=0):
+    p = subprocess.run([SEXPGPU, *args], cwd=REPO, env=clean_env(env), capture_output=True, text=True, timeout=600)
+    if check_rc is not None and p.returncode != check_rc:
+        fail(f"exit {p.returncode}, expected {check_rc}\nstderr:\n{p.stderr}\nstdout:\n{p.stdout}")
+    return p
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def expect(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def mask_times(text):
+    # Timings vary run to run; everything else is golden.
+    return re.sub(r"\d+\.\d+s\b", "<t>s", text)
+
+
+def golden(name, text):
+    path = os.path.join(HERE, name)
+    if os.environ.get("UPDATE_GOLDEN"):
+        with open(path, "w") as f:
+            f.write(text)
+        return
+    with open(path) as f:
+        want = f.read()
+    if text != want:
+        import difflib
+        fail("differs from " + name + ":\n" + "".join(difflib.unified_diff(
+            want.splitlines(True), text.splitlines(True), "expected", "actual")))
+
+
+def jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def latest_records(path):
+    """Per (kind, pass, step): the record of the latest segment (outputs.md)."""
+    out = {}
+    for r in jsonl(path):
+        if r["kind"] in ("step", "eval"):
+            r = {k: v for k, v in r.items() if k not in ("elapsed_s", "step_s")}
+            out[(r["kind"], r.get("pass"), r["step"])] = r
+    return out
+
+
+def steps_written(metrics):
+    if not os.path.exists(metrics):
+        return 0
+    return sum(1 for l in open(metrics) if '"kind":"step"' in l)
+
+
+def main(cases):
+    """Runs the case named on the command line."""
+    cases = {n[5:]: f for n, f in cases.items() if n.startswith("case_")}
+    if CASE not in cases:
+        fail(f"no case {CASE}; cases: {', '.join(cases)}")
+    cases[CASE]()
+    print("ok:", CASE)
