@@ -1,3 +1,6 @@
+// O3 so that the update loops vectorise at any build type (and CMakeLists.txt
+// compiles this file with -fno-math-errno, which the sqrt needs for it).
+#pragma GCC optimize("O3")
 #include "runtime/optimizer.h"
 
 #include <cmath>
@@ -50,32 +53,69 @@ Optimizer::Optimizer(const OptimizerSpec& spec, const std::vector<ParamInfo>& pa
 }
 
 namespace {
-double norm_of(const std::vector<float>& xs) {
+double norm_of(const float* xs, size_t n) {
   double s = 0;
-  for (float x : xs) s += static_cast<double>(x) * x;
+  for (size_t i = 0; i < n; ++i) s += static_cast<double>(xs[i]) * xs[i];
   return std::sqrt(s);
+}
+
+// The gradient as the update reads it: g + 0 (the accumulated gradient starts
+// from +0, so a -0 gradient reads as +0 whether or not it was accumulated),
+// then scaled by the clip factor where clipping applies (clip_grad_norm_
+// multiplies the gradient in place).
+template <bool Clip>
+inline float grad_at(const float* g, size_t i, float coef) {
+  float x = g[i] + 0.0f;
+  return Clip ? x * coef : x;
+}
+
+// Adam's moment and parameter update over n elements; the branches are
+// hoisted so that the loop vectorises (same arithmetic, element by element).
+template <bool Clip>
+void adam_loop(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, size_t n,
+               float coef, float b1, float b2, float one_minus_b1, float one_minus_b2, float bc2_sqrt, float eps,
+               float step_size) {
+  for (size_t i = 0; i < n; ++i) {
+    float gi = grad_at<Clip>(g, i, coef);
+    m[i] = m[i] * b1 + one_minus_b1 * gi;
+    v[i] = v[i] * b2 + one_minus_b2 * gi * gi;
+    float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
+    p[i] = p[i] + step_size * m[i] / denom;
+  }
+}
+
+template <bool Clip>
+void sgd_loop(float* __restrict p, const float* __restrict g, float* __restrict buf, size_t n, float coef, float wd,
+              float mom, bool first, bool nesterov, float neg_lr) {
+  for (size_t i = 0; i < n; ++i) {
+    float d = grad_at<Clip>(g, i, coef);
+    if (wd != 0) d = d + wd * p[i];
+    if (buf) {
+      float& b = buf[i];
+      b = first ? d : b * mom + d;  // the first step's buffer is a copy of the gradient
+      d = nesterov ? d + mom * b : b;
+    }
+    p[i] = p[i] + neg_lr * d;
+  }
 }
 }  // namespace
 
 // Each update below follows torch 1.13's single-tensor implementation step by
 // step, with scalars rounded to float32 where PyTorch's kernels round them.
-StepStats Optimizer::step(ParamStore& params, std::map<std::string, std::vector<float>>& grads, int64_t k,
-                          double lr, bool want_stats) {
+StepStats Optimizer::step(ParamStore& params, const std::map<std::string, const float*>& grads, int64_t k, double lr,
+                          bool want_stats) {
   StepStats stats;
   double total_sq = 0;
   for (const auto& [path, g] : grads) {
-    double n = norm_of(g);
+    double n = norm_of(g, params.values.at(path).size());
     total_sq += n * n;
     if (want_stats) stats.param_grad_norm[path] = n;
   }
   stats.grad_norm = std::sqrt(total_sq);
-  if (spec_.clip) {
-    // clip_grad_norm_: coef = max / (norm + 1e-6), clamped to 1, always applied.
-    float coef = static_cast<float>(std::min(1.0, *spec_.clip / (stats.grad_norm + 1e-6)));
-    if (coef < 1.0f)
-      for (auto& [path, g] : grads)
-        for (float& x : g) x *= coef;
-  }
+  float coef = 1.0f;
+  if (spec_.clip)  // clip_grad_norm_: coef = max / (norm + 1e-6), clamped to 1
+    coef = static_cast<float>(std::min(1.0, *spec_.clip / (stats.grad_norm + 1e-6)));
+  const bool clip = coef < 1.0f;
   const float b1 = static_cast<float>(spec_.beta1), b2 = static_cast<float>(spec_.beta2);
   const float one_minus_b1 = static_cast<float>(1 - spec_.beta1), one_minus_b2 = static_cast<float>(1 - spec_.beta2);
   const double bc1 = 1 - std::pow(spec_.beta1, static_cast<double>(k));
@@ -84,43 +124,36 @@ StepStats Optimizer::step(ParamStore& params, std::map<std::string, std::vector<
   const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
   const float eps = static_cast<float>(spec_.eps);
 
-  for (auto& [path, p] : params.values) {
-    std::vector<float>& g = grads.at(path);
+  for (auto& [path, pv] : params.values) {
+    const float* g = grads.at(path);
     std::vector<float> before;
-    if (want_stats) before = p;
-    float wd = decays_[path] ? static_cast<float>(spec_.weight_decay) : 0.0f;
-    size_t n = p.size();
+    if (want_stats) before = pv;
+    float* p = pv.data();
+    size_t n = pv.size();
     if (spec_.kind == "sgd") {
+      float wd = decays_[path] ? static_cast<float>(spec_.weight_decay) : 0.0f;
       float mom = static_cast<float>(spec_.momentum);
       float neg_lr = static_cast<float>(-lr);
-      std::vector<float>* buf = spec_.momentum != 0 ? &state_["sgd.momentum/" + path] : nullptr;
-      for (size_t i = 0; i < n; ++i) {
-        float d = g[i];
-        if (wd != 0) d = d + wd * p[i];
-        if (buf) {
-          float& b = (*buf)[i];
-          b = k == 1 ? d : b * mom + d;  // the first step's buffer is a copy of the gradient
-          d = spec_.nesterov ? d + mom * b : b;
-        }
-        p[i] = p[i] + neg_lr * d;
-      }
+      float* buf = spec_.momentum != 0 ? state_["sgd.momentum/" + path].data() : nullptr;
+      if (clip)
+        sgd_loop<true>(p, g, buf, n, coef, wd, mom, k == 1, spec_.nesterov, neg_lr);
+      else
+        sgd_loop<false>(p, g, buf, n, coef, wd, mom, k == 1, spec_.nesterov, neg_lr);
     } else {
-      std::vector<float>& m = state_[spec_.kind + ".m/" + path];
-      std::vector<float>& v = state_[spec_.kind + ".v/" + path];
+      float* m = state_[spec_.kind + ".m/" + path].data();
+      float* v = state_[spec_.kind + ".v/" + path].data();
       const float decay = static_cast<float>(1 - lr * (decays_[path] ? spec_.weight_decay : 0.0));
       if (spec_.kind == "adamw")  // decoupled weight decay first, as torch.optim.AdamW
         for (size_t i = 0; i < n; ++i) p[i] = p[i] * decay;
-      for (size_t i = 0; i < n; ++i) {
-        m[i] = m[i] * b1 + one_minus_b1 * g[i];
-        v[i] = v[i] * b2 + one_minus_b2 * g[i] * g[i];
-        float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
-        p[i] = p[i] + step_size * m[i] / denom;
-      }
+      if (clip)
+        adam_loop<true>(p, g, m, v, n, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
+      else
+        adam_loop<false>(p, g, m, v, n, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
     }
     if (want_stats) {
       double du = 0;
       for (size_t i = 0; i < n; ++i) du += static_cast<double>(p[i] - before[i]) * (p[i] - before[i]);
-      double pn = norm_of(before);
+      double pn = norm_of(before.data(), before.size());
       stats.param_update_ratio[path] = pn > 0 ? std::sqrt(du) / pn : 0.0;
     }
   }

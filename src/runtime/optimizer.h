@@ -19,7 +19,7 @@ double schedule_lr(const ScheduleSpec& s, int64_t k, int64_t steps);
 bool glob_match(std::string_view glob, std::string_view text);
 
 struct StepStats {
-  double grad_norm = 0;  // the global norm before clipping
+  double grad_norm = 0;                              // the global norm before clipping
   std::map<std::string, double> param_grad_norm;     // per parameter, for grad/norm/<path>
   std::map<std::string, double> param_update_ratio;  // |update| / |param|, for update/ratio/<path>
 };
@@ -27,9 +27,10 @@ struct StepStats {
 class Optimizer {
  public:
   Optimizer(const OptimizerSpec& spec, const std::vector<ParamInfo>& params);
-  // One update of every parameter from its gradient (grads are scaled by the
-  // clip factor in place). `k` is the step (1-based), `lr` the rate for it.
-  StepStats step(ParamStore& params, std::map<std::string, std::vector<float>>& grads, int64_t k, double lr,
+  // One update of every parameter from its gradient (by path, as many floats
+  // as the parameter, read only: the clip factor applies as they are read).
+  // `k` is the step (1-based), `lr` the rate for it.
+  StepStats step(ParamStore& params, const std::map<std::string, const float*>& grads, int64_t k, double lr,
                  bool want_stats);
 
   // State for checkpoints: "adamw.m/<path>", "adamw.v/<path>", "sgd.momentum/<path>".

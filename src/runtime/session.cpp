@@ -121,7 +121,10 @@ class Session {
     params_ = init_params(c_.params, static_cast<uint64_t>(run_decl().seed));
     if (!run_decl().init_from.empty()) apply_init_from(params_, run_decl(), base_dir());
     optimizer_ = std::make_unique<Optimizer>(*run_decl().optimizer, c_.params);
-    for (const auto& p : c_.params) grads_[p.path].assign(static_cast<size_t>(p.shape.numel()), 0.0f);
+    for (const auto& p : c_.params) {
+      grad_ptrs_[p.path] = nullptr;
+      if (run_decl().microbatches > 1) grads_[p.path].assign(static_cast<size_t>(p.shape.numel()), 0.0f);
+    }
   }
 
   std::string base_dir() const {
@@ -165,7 +168,8 @@ class Session {
     const RunDecl& r = run_decl();
     const int64_t m = r.microbatches;
     const int64_t seq = r.loader->seq_len;
-    for (auto& [path, g] : grads_) std::fill(g.begin(), g.end(), 0.0f);
+    if (m > 1)
+      for (auto& [path, g] : grads_) std::fill(g.begin(), g.end(), 0.0f);
     double loss_sum = 0;
     std::vector<double> metric_sums(c_.train.traced.metrics.size(), 0.0);
     std::vector<double> tap_sums(c_.train.taps.size(), 0.0);
@@ -178,21 +182,25 @@ class Session {
       for (size_t i = 0; i < metric_sums.size(); ++i)
         metric_sums[i] += train_exec_->scalar(c_.train.traced.metrics[i].second);
       for (size_t i = 0; i < tap_sums.size(); ++i) tap_sums[i] += train_exec_->scalar(c_.train.taps[i].node);
-      // The step's gradient is the gradient of the mean of its microbatches' losses.
-      for (auto& [path, g] : grads_) {
-        const float* d = train_exec_->output(c_.train.grads.params.at(path));
-        for (size_t i = 0; i < g.size(); ++i) g[i] += d[i] * scale;
-      }
+      // The step's gradient is the gradient of the mean of its microbatches'
+      // losses; with one microbatch it is the executor's output, read in place.
+      if (m > 1)
+        for (auto& [path, g] : grads_) {
+          const float* d = train_exec_->output(c_.train.grads.params.at(path));
+          for (size_t i = 0; i < g.size(); ++i) g[i] += d[i] * scale;
+        }
     }
+    for (auto& [path, g] : grad_ptrs_)
+      g = m > 1 ? grads_.at(path).data() : train_exec_->output(c_.train.grads.params.at(path));
     float loss = static_cast<float>(loss_sum / static_cast<double>(m));
     if (!std::isfinite(loss)) nonfinite(k, "train/loss");
-    for (const auto& [path, g] : grads_)
-      for (float v : g)
-        if (!std::isfinite(v)) nonfinite(k, "grad/" + path);
+    for (const auto& [path, g] : grad_ptrs_)
+      for (size_t i = 0, n = params_.values.at(path).size(); i < n; ++i)
+        if (!std::isfinite(g[i])) nonfinite(k, "grad/" + path);
 
     double lr = schedule_lr(*r.optimizer->lr, k, r.steps) * lr_scale_;
     bool want_stats = wants_optimizer_taps();
-    StepStats stats = optimizer_->step(params_, grads_, k, lr, want_stats);
+    StepStats stats = optimizer_->step(params_, grad_ptrs_, k, lr, want_stats);
 
     step_ = k;
     train_loss_ = loss;
@@ -670,7 +678,8 @@ class Session {
   std::vector<std::unique_ptr<PassFeed>> pass_feeds_;
   std::string current_loader_;
   ParamStore params_;
-  std::map<std::string, std::vector<float>> grads_;
+  std::map<std::string, std::vector<float>> grads_;  // the sum over microbatches (with more than one)
+  std::map<std::string, const float*> grad_ptrs_;      // the step's gradients, as the optimizer reads them
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<int32_t> tokens_, targets_;
 
