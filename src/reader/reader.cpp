@@ -54,7 +54,7 @@ class Reader {
 
   std::vector<ValueP> all() {
     if (size_t bad = invalid_utf8_at(text_); bad != std::string_view::npos) {
-      pos_ = bad;
+      while (pos_ < bad) advance();  // valid UTF-8 up to there: lines and columns count right
       throw UserError(Code::READ_004, span_from(mark()),
                       fmt::format("expected UTF-8 text, found the byte 0x{:02X}",
                                   static_cast<unsigned char>(text_[bad])),
@@ -144,11 +144,16 @@ class Reader {
     }
   }
 
-  ValueP datum(int depth) {
-    if (depth > kMaxReadDepth)
+  // `depth`: the brackets and quotes open around the datum; a list or a
+  // quote read here opens one more.
+  void check_depth(int depth) {
+    if (depth + 1 > kMaxReadDepth)
       throw UserError(Code::READ_005, span_from(mark()),
                       fmt::format("expected nesting of at most {} levels, found deeper", kMaxReadDepth),
                       "flatten the data, or generate it at compile time with a loop");
+  }
+
+  ValueP datum(int depth) {
     Mark m = mark();
     char c = peek();
     switch (c) {
@@ -183,6 +188,7 @@ class Reader {
   }
 
   ValueP sequence(int depth) {
+    check_depth(depth);
     Mark open = mark();
     char close = peek() == '(' ? ')' : ']';
     advance();
@@ -211,6 +217,7 @@ class Reader {
   }
 
   ValueP quoted(const char* name, int depth, size_t extra = 0) {
+    check_depth(depth);
     Mark m = mark();
     for (size_t k = 0; k <= extra; ++k) advance();
     skip_atmosphere();

@@ -82,6 +82,14 @@ TEST(Reader, Errors) {
   EXPECT_EQ(read_error("99999999999999999999"), Code::READ_003);
   EXPECT_EQ(read_error("1e999"), Code::READ_003);
   EXPECT_EQ(read_error("\xff"), Code::READ_004);
+  try {
+    read_string("(def a 1)\n(def \xc3\xa9\xff 2)");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.code(), Code::READ_004);
+    EXPECT_EQ(e.diagnostics().front().span.line, 2u);
+    EXPECT_EQ(e.diagnostics().front().span.col, 7u);  // é is one column
+  }
   EXPECT_EQ(read_error("\"\xc0\x80\""), Code::READ_004);  // overlong
   EXPECT_EQ(read_error("12abc"), Code::READ_007);
   EXPECT_EQ(read_error("1__0"), Code::READ_007);
@@ -97,12 +105,12 @@ TEST(Reader, NestingLimit) {
     std::string ok(10'000, '(');
     ok += std::string(10'000, ')');
     EXPECT_NO_THROW(read_string(ok));
-    std::string deep(10'002, '(');
-    deep += std::string(10'002, ')');
+    std::string deep(10'001, '(');
+    deep += std::string(10'001, ')');
     EXPECT_EQ(read_error(deep), Code::READ_005);
-    std::string quotes(20'000, '\'');
-    quotes += "x";
-    EXPECT_EQ(read_error(quotes), Code::READ_005);
+    std::string quotes(10'000, '\'');
+    EXPECT_NO_THROW(read_string(quotes + "x"));
+    EXPECT_EQ(read_error("'" + quotes + "x"), Code::READ_005);
   });
 }
 TEST(Reader, SizeLimit) {

@@ -29,6 +29,20 @@ size_t code_points(std::string_view s) {
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
   return n;
 }
+
+// The byte offset of code point `k` of `s` (s.size() past the end).
+size_t byte_of(std::string_view s, size_t k) {
+  size_t i = 0;
+  for (; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && k-- == 0) return i;
+  return s.size();
+}
+
+// A source line longer than this many code points is shown as a window
+// around the span, cut with "...": generated files can have lines of
+// thousands of characters.
+constexpr size_t kShownWidth = 100;
+constexpr size_t kContextBefore = 30;
 }  // namespace
 
 std::string render(const Diagnostic& d) {
@@ -41,15 +55,25 @@ std::string render(const Diagnostic& d) {
     std::string pad(width, ' ');
     out += fmt::format("{}--> {}:{}:{}\n", pad, f.display, d.span.line, d.span.col);
     std::string_view line = f.line_text(d.span.line);
-    out += fmt::format("{} |\n", pad);
-    out += fmt::format("{} | {}\n", num, line);
     // Carets under the span's part of its first line.
     size_t line_begin = f.line_starts[d.span.line - 1];
     size_t b = std::min<size_t>(d.span.begin - line_begin, line.size());
     size_t e = std::min<size_t>(std::max<size_t>(d.span.end, d.span.begin) - line_begin, line.size());
     size_t lead = code_points(line.substr(0, b));
     size_t len = std::max<size_t>(1, code_points(line.substr(b, e - b)));
-    out += fmt::format("{} | {}{}\n", pad, std::string(lead, ' '), std::string(len, '^'));
+    std::string shown(line), before, after;
+    if (size_t total = code_points(line); total > kShownWidth) {
+      size_t from = lead > kContextBefore ? std::min(lead - kContextBefore, total - kShownWidth) : 0;
+      size_t to = from + kShownWidth;
+      shown = std::string(line.substr(byte_of(line, from), byte_of(line, to) - byte_of(line, from)));
+      if (from > 0) before = "...";
+      if (to < total) after = "...";
+      lead -= from;
+      if (lead + len > kShownWidth) len = lead < kShownWidth ? kShownWidth - lead : 1;
+    }
+    out += fmt::format("{} |\n", pad);
+    out += fmt::format("{} | {}{}{}\n", num, before, shown, after);
+    out += fmt::format("{} | {}{}\n", pad, std::string(before.size() + lead, ' '), std::string(len, '^'));
   }
   std::string pad(width + 1, ' ');
   for (const auto& n : d.notes) out += fmt::format("{}= {}\n", pad, n);
