@@ -74,6 +74,24 @@ UserError unknown_knob(Interp& in, const Experiment& x, const std::string& name,
   return e;
 }
 
+// The default must satisfy the knob's own :choices, :min and :max: a
+// declaration error (E-KNOB-006) at the default, with the constraint it breaks.
+void check_default(Interp& in, const KnobDecl& k, Span at) {
+  const Value& d = *k.dflt;
+  auto bad = [&](const std::string& what, const std::string& help) {
+    return def_error(in, Code::KNOB_006, at,
+                     fmt::format("knob `{}` expected a default {}, found {}", k.name, what, canonical(d)), help);
+  };
+  if (!k.choices.empty() &&
+      std::none_of(k.choices.begin(), k.choices.end(), [&](const ValueP& c) { return equal(*c, d); }))
+    throw bad("among its :choices (" + describe_choices(k) + ")",
+              fmt::format("add {} to :choices, or make the default one of them", canonical(d)));
+  if (k.min && d.as_double() < k.min->as_double())
+    throw bad("of at least :min " + canonical(*k.min), "raise the default or lower :min");
+  if (k.max && d.as_double() > k.max->as_double())
+    throw bad("of at most :max " + canonical(*k.max), "lower the default or raise :max");
+}
+
 void defknob(Interp& in, const Value& f, const EnvP& env) {
   Experiment& x = in.experiment();
   KnobDecl k;
@@ -116,7 +134,7 @@ void defknob(Interp& in, const Value& f, const EnvP& env) {
     } else {
       UserError e = def_error(in, Code::DEF_001, a.key_span,
                               fmt::format("defknob has no key `:{}`; it takes :doc :choices :min :max", a.key));
-      e.first().help = did_you_mean(a.key, {"doc", "choices", "min", "max"});
+      e.first().help = did_you_mean(":" + a.key, {":doc", ":choices", ":min", ":max"});
       throw e;
     }
   }
@@ -127,7 +145,11 @@ void defknob(Interp& in, const Value& f, const EnvP& env) {
     if (bound && (!bound->is_number() || !k.dflt->is_number()))
       throw def_error(in, Code::KNOB_006, bound->span.valid() ? bound->span : f.span,
                       fmt::format("knob `{}`: :min and :max need a number knob and number bounds", k.name));
-  check_knob_value(probe, k.dflt, f.items[2]->span, "the default");
+  if (k.min && k.max && k.min->as_double() > k.max->as_double())
+    throw def_error(in, Code::KNOB_006, k.max->span.valid() ? k.max->span : f.span,
+                    fmt::format("knob `{}` expected :max at least :min {}, found {}", k.name, canonical(*k.min),
+                                canonical(*k.max)));
+  check_default(in, probe, f.items[2]->span);
   x.knobs.push_back(std::move(k));
 }
 

@@ -35,6 +35,8 @@ void check_knob_value(const KnobDecl& k, const ValueP& v, Span at, const std::st
 // The canonical text of a knob value (integers in decimal, floats by format_float,
 // booleans true/false, strings and symbols as themselves).
 std::string canonical(const Value& v);
+// A knob's :choices, canonical, joined by ", ".
+std::string describe_choices(const KnobDecl& k);
 
 // `<base>[-<variant>][-<knob>=<value>...]` from the canonical values of the
 // --set knobs in knob-name order; characters outside [A-Za-z0-9._=-] become `_`.
