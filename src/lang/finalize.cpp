@@ -191,24 +191,27 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
       throw UserError(Code::KNOB_001, {},
                       fmt::format("--set {}: `{}` is not a knob; the knobs are {}", name, name, fmt::join(all_knobs, ", ")),
                       did_you_mean(name, all_knobs));
-  if (variant)
-    for (const auto& a : variant->sets)
+  // Every variant, selected or not, names only knobs and gives the file's own
+  // knobs values they accept: `check` finds a broken variant before it is used.
+  for (const auto& v : x.variants)
+    for (const auto& a : v.sets) {
       if (!is_knob(a.key))
         throw in.error_here(Code::KNOB_001, a.key_span,
-                            fmt::format("variant `{}` sets `{}`, which is not a knob; the knobs are {}", variant->name,
+                            fmt::format("variant `{}` sets `{}`, which is not a knob; the knobs are {}", v.name,
                                         a.key, fmt::join(all_knobs, ", ")),
                             did_you_mean(a.key, all_knobs));
+      for (const auto& k : x.knobs)
+        if (k.name == a.key)
+          check_knob_value(k, a.expr, a.expr->span.valid() ? a.expr->span : a.key_span,
+                           fmt::format("variant {}", v.name));
+    }
 
   // A knob's value: --set over the variant over the default.
   auto choose = [&](const KnobDecl& k) {
     KnobValue kv{k.name, k.dflt, "default"};
     if (variant)
       for (const auto& a : variant->sets)
-        if (a.key == k.name) {
-          check_knob_value(k, a.expr, a.expr->span.valid() ? a.expr->span : a.key_span,
-                           fmt::format("variant {}", variant->name));
-          kv = {k.name, a.expr, "variant"};
-        }
+        if (a.key == k.name) kv = {k.name, a.expr, "variant"};
     for (const auto& [name, text] : sets)
       if (name == k.name) kv = {k.name, parse_knob_value(k, text, "--set " + name), "override"};
     if (k.type() == "float" && kv.value->kind == Kind::Int) kv.value = floating(static_cast<double>(kv.value->i));
