@@ -170,6 +170,43 @@ def case_sigterm():
     expect(steps == list(range(1, len(steps) + 1)) and steps[-1] == s["steps"], "every step recorded once")
 
 
+def case_second_signal():
+    """A second SIGTERM while stopping exits at once with 143 and abandons the checkpoint in progress: whatever
+    moment it lands, every step-<n> with COMPLETE loads, `latest` resumes, and the next checkpoint cleans the
+    abandoned .partial folder."""
+    ck = os.path.join(TMP, "second-ck")
+    m = os.path.join(TMP, "second.jsonl")
+    # A larger model, so that the checkpoint on the way out takes a while to write.
+    args = ["run", "examples/my-run.sx", "--steps", "100000", "--set", "d-model=64", "--set", "layers=12",
+            "--set", "checkpoint-every=2", "--checkpoint-dir", ck, "--resume", "latest"]
+    abandoned = 0
+    for delay in (0.0, 0.002, 0.01, 0.03):
+        p = subprocess.Popen([SEXPGPU, *args, "--metrics", "jsonl:" + m], cwd=REPO, env=clean_env(),
+                             stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        start = steps_written(m)
+        deadline = time.time() + 120
+        while p.poll() is None and steps_written(m) < start + 5 and time.time() < deadline:
+            time.sleep(0.01)
+        p.send_signal(signal.SIGTERM)
+        time.sleep(delay)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        expect(p.returncode == 143, f"exit {p.returncode} after two SIGTERMs:\n{err}")
+        if "stopping:" not in err:
+            abandoned += 1
+    (slug,) = os.listdir(ck)
+    run_dir = os.path.join(ck, slug)
+    for name in os.listdir(run_dir):
+        if name.startswith("step-") and ".partial" not in name:
+            expect(os.path.exists(os.path.join(run_dir, name, "COMPLETE")), f"{name} has no COMPLETE")
+    print(f"{abandoned} of 4 runs exited on the second signal before the stop finished;",
+          "left:", sorted(os.listdir(run_dir)))
+    q = run(*args[:3], str(max(r["step"] for r in jsonl(m) if r["kind"] == "step") + 1), *args[4:])
+    expect("resume latest=" in q.stderr and "latest=none" not in q.stderr, q.stderr)
+    left = [n for n in os.listdir(run_dir) if ".partial" in n]
+    expect(not left, f"the next checkpoint left abandoned folders: {left}")
+
+
 def case_learns():
     """An example learns: eval loss after 200 steps far below ln(32) = 3.47."""
     p = run("run", "examples/learn.sx", "--steps", "200", "--json")
