@@ -1,5 +1,6 @@
 #include "lang/interp.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "lang/experiment.h"
@@ -125,6 +126,15 @@ UserError Interp::error_here(Code c, Span span, std::string message, std::string
   return UserError(std::move(d));
 }
 
+namespace {
+// f64, fp16, bf32, tf16...: a precision this language does not have.
+bool looks_like_dtype(const std::string& s) {
+  size_t i = s.starts_with("bf") || s.starts_with("tf") || s.starts_with("fp") ? 2 : s.starts_with("f") ? 1 : 0;
+  return i > 0 && i < s.size() &&
+         std::all_of(s.begin() + static_cast<std::ptrdiff_t>(i), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+}  // namespace
+
 ValueP Interp::eval(const ValueP& form, const EnvP& env) {
   charge(1, form->span);
   switch (form->kind) {
@@ -134,6 +144,8 @@ ValueP Interp::eval(const ValueP& form, const EnvP& env) {
       if (is_special(form->s))
         err.first().message = fmt::format("`{}` is a special form and can only be called, as `({} ...)`",
                                           form->s, form->s);
+      else if (looks_like_dtype(form->s))
+        err.first().help = "the precisions (and dtypes) are f32, bf16 and tf32";
       else
         err.first().help = did_you_mean(form->s, env->names());
       throw err;
