@@ -8,7 +8,9 @@ namespace sx::cpu {
 
 constexpr int kLanes = 16;
 
-inline float combine(float* acc) {
+// Always inlined, so that a kernel compiled for a wider instruction set (isa.h)
+// inlines its `f` here (a default-target template cannot inline it).
+[[gnu::always_inline]] inline float combine(float* acc) {
   for (int w = kLanes / 2; w > 0; w /= 2)
     for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
   return acc[0];
@@ -16,7 +18,7 @@ inline float combine(float* acc) {
 
 // sum of f(x[j]) for j < n.
 template <typename F>
-inline float sum_lanes(const float* x, int64_t n, F f) {
+[[gnu::always_inline]] inline float sum_lanes(const float* x, int64_t n, F f) {
   float acc[kLanes] = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes)
@@ -25,7 +27,7 @@ inline float sum_lanes(const float* x, int64_t n, F f) {
   return combine(acc);
 }
 
-inline float sum_lanes(const float* x, int64_t n) {
+[[gnu::always_inline]] inline float sum_lanes(const float* x, int64_t n) {
   return sum_lanes(x, n, [](float v) { return v; });
 }
 

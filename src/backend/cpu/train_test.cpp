@@ -1,10 +1,12 @@
 // Training-step graphs: the loss and every gradient (autodiff's backward
 // nodes) on the CPU backend against the reference, and bit-identical results
-// for 1, 2, 3 and 8 threads.
+// for 1, 2, 3 and 8 threads and for every instruction set the kernels were
+// compiled for (isa.h) that this machine runs.
 #include <gtest/gtest.h>
 
 #include "autodiff/autodiff.h"
 #include "backend/cpu/gpt_graph.h"
+#include "backend/cpu/isa.h"
 #include "backend/cpu/test_util.h"
 
 namespace sx::cpu::testing {
@@ -88,9 +90,57 @@ TEST(CpuTrain, BitIdenticalForAnyThreadCount) {
   for (int threads : {2, 3, 8}) {
     auto other = c.cpu(s.outs, threads);
     for (size_t k = 0; k < s.outs.size(); ++k)
-      EXPECT_TRUE(same_bits(one[k], other[k]))
-          << s.names[k] << " differs between 1 and " << threads << " threads";
+      EXPECT_TRUE(same_bits(one[k], other[k])) << s.names[k] << " differs between 1 and " << threads << " threads";
   }
+}
+
+// Every instruction set up to the machine's best against the baseline build of
+// the kernels: the same operations element by element, so the same bits.
+void expect_same_bits_for_every_isa(Case& c, const Step& s, int threads) {
+  Isa best = best_isa();
+  set_isa(Isa::Baseline);
+  auto base = c.cpu(s.outs, threads);
+  for (Isa i : {Isa::Avx2, Isa::Avx512}) {
+    if (static_cast<int>(i) > static_cast<int>(best)) break;
+    set_isa(i);
+    auto other = c.cpu(s.outs, threads);
+    for (size_t k = 0; k < s.outs.size(); ++k)
+      EXPECT_TRUE(same_bits(base[k], other[k])) << s.names[k] << " differs between baseline and " << isa_name(i);
+  }
+  set_isa(best);
+}
+
+TEST(CpuTrain, BitIdenticalForEveryInstructionSet) {
+  std::printf("instruction sets: best %s\n", isa_name(best_isa()));
+  Step s;
+  Case c = gpt_case({.batch = 4, .seq = 64, .vocab = 200, .d = 64, .heads = 4, .layers = 2}, &s);
+  expect_same_bits_for_every_isa(c, s, 2);
+}
+
+TEST(CpuTrain, ManyOpsBitIdenticalForEveryInstructionSet) {
+  Case c;
+  Graph& g = c.g;
+  NodeId x = c.in({8, 37}), gain = param(g, "gain", {37}, {}), p = param(g, "p", {8, 37}, {});
+  std::vector<NodeId> terms = {
+      softmax(g, mul(g, p, x)),
+      log_softmax(g, p, 0),
+      rms_norm(g, p, gain),
+      layer_norm(g, p, gain, gain),
+      logsumexp(g, p, 0),
+      logsumexp(g, p, 1),
+      max(g, p, 0),
+      sigmoid(g, p),
+      silu(g, mul(g, x, p)),
+      gelu(g, p),
+      tanh(g, p),
+      exp(g, x),
+      div(g, p, add(g, exp(g, x), scalar(g, 1))),
+      mean(g, sqrt(g, add(g, mul(g, p, p), scalar(g, 1))), 0, true),
+  };
+  NodeId loss = scalar(g, 0);
+  for (NodeId t : terms) loss = add(g, loss, mean_all(g, mul(g, t, t)));
+  c.fill_params(0.7f);
+  expect_same_bits_for_every_isa(c, with_grads(c, loss), 2);
 }
 
 }  // namespace
