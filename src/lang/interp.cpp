@@ -144,10 +144,9 @@ ValueP Interp::eval(const ValueP& form, const EnvP& env) {
       if (is_special(form->s))
         err.first().message = fmt::format("`{}` is a special form and can only be called, as `({} ...)`",
                                           form->s, form->s);
-      else if (looks_like_dtype(form->s))
+      else if (err.first().help = did_you_mean(form->s, env->names()); err.first().help.empty() &&
+                                                                            looks_like_dtype(form->s))
         err.first().help = "the precisions (and dtypes) are f32, bf16 and tf32";
-      else
-        err.first().help = did_you_mean(form->s, env->names());
       throw err;
     }
     case Kind::List:
