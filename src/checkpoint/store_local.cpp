@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "checkpoint/store.h"
+#include "util/fd_io.h"
 #include "util/error.h"
 
 namespace sx::ckpt {
@@ -24,19 +25,6 @@ UserError write_failed(const std::string& what, const std::string& path, int err
                    "check that the checkpoint location is a writable folder "
                    "with free space; "
                    "the previous checkpoints are intact");
-}
-
-bool write_all(int fd, std::string_view s) {
-  size_t done = 0;
-  while (done < s.size()) {
-    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 // 0 or the errno of opening or syncing a directory.

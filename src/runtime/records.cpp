@@ -1,4 +1,5 @@
 #include "runtime/records.h"
+#include "util/fd_io.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -23,22 +24,6 @@ std::string rfc3339_now() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms % 1000));
 }
-
-namespace {
-// One write per line, retried over partial writes and interruptions.
-bool write_all(int fd, const std::string& s) {
-  size_t done = 0;
-  while (done < s.size()) {
-    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-}  // namespace
 
 MetricsSink::MetricsSink(const std::optional<MetricsTarget>& target) {
   if (!target) return;

@@ -1,0 +1,12 @@
+#pragma once
+// Writing to a file descriptor without losing bytes.
+#include <string_view>
+
+namespace sx {
+
+// Writes all of `s`, retried over partial writes and EINTR; false (errno set)
+// on any other failure. A regular file gets it in as few `write` calls as the
+// kernel allows, so a short line is one call.
+bool write_all(int fd, std::string_view s);
+
+}  // namespace sx
