@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "data/test_util.h"
-#include "data/utf8.h"
+#include "util/utf8.h"
 
 namespace sx::data {
 namespace {

@@ -1,6 +1,6 @@
 #include "data/tokenizer.h"
 
-#include "data/utf8.h"
+#include "util/utf8.h"
 #include "util/error.h"
 
 namespace sx::data {

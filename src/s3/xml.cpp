@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "util/utf8.h"
+
 namespace sx::s3::xml {
 namespace {
 
@@ -28,25 +30,6 @@ std::string_view name_at(std::string_view doc, size_t pos) {  // pos: after '<' 
   return doc.substr(pos, end - pos);
 }
 
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // Decodes the entity at s[pos] == '&' into out; returns its length, or 0 when it is none.
 size_t entity(std::string_view s, size_t pos, std::string& out) {
   size_t semi = s.find(';', pos);
@@ -70,7 +53,7 @@ size_t entity(std::string_view s, size_t pos, std::string& out) {
     cp = cp * (hex ? 16 : 10) + static_cast<uint32_t>(d);
     if (cp > 0x10FFFF) return 0;
   }
-  append_utf8(out, cp);
+  if (cp != 0 && (cp < 0xD800 || cp > 0xDFFF)) append_utf8(out, cp);  // not a character: dropped
   return semi - pos + 1;
 }
 

@@ -1,8 +1,8 @@
-#include "data/utf8.h"
+#include "util/utf8.h"
 
 #include <fmt/format.h>
 
-namespace sx::data {
+namespace sx {
 
 size_t decode_utf8(const unsigned char* p, size_t n, char32_t* cp) {
   if (n == 0) return 0;
@@ -27,6 +27,28 @@ size_t decode_utf8(const unsigned char* p, size_t n, char32_t* cp) {
   return *cp = v, len;
 }
 
+void append_utf8(std::string& out, char32_t cp) {
+  int len = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  static const unsigned char lead[] = {0, 0, 0xC0, 0xE0, 0xF0};
+  if (len == 1) {
+    out += static_cast<char>(cp);
+    return;
+  }
+  for (int i = 0; i < len; ++i)
+    out += static_cast<char>(i == 0 ? lead[len] | (cp >> (6 * (len - 1))) : 0x80 | ((cp >> (6 * (len - 1 - i))) & 0x3F));
+}
+
+size_t invalid_utf8_at(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  char32_t cp;
+  for (size_t i = 0; i < s.size();) {
+    size_t len = decode_utf8(p + i, s.size() - i, &cp);
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
 std::string show_char(char32_t cp) {
   std::string glyph;
   switch (cp) {
@@ -47,18 +69,12 @@ std::string show_char(char32_t cp) {
         glyph = "?";
       } else if (cp < 0x80) {
         glyph = static_cast<char>(cp);
-      } else {  // re-encode
-        int len = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-        static const unsigned char lead[] = {0, 0, 0xC0, 0xE0, 0xF0};
-        for (int i = 0; i < len; ++i) {
-          unsigned char b = i == 0 ? static_cast<unsigned char>(lead[len] | (cp >> (6 * (len - 1))))
-                                   : static_cast<unsigned char>(0x80 | ((cp >> (6 * (len - 1 - i))) & 0x3F));
-          glyph += static_cast<char>(b);
-        }
+      } else {
+        append_utf8(glyph, cp);
       }
   }
   if (glyph == "?") return fmt::format("U+{:04X}", static_cast<uint32_t>(cp));
   return fmt::format("'{}' (U+{:04X})", glyph, static_cast<uint32_t>(cp));
 }
 
-}  // namespace sx::data
+}  // namespace sx
