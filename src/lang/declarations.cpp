@@ -203,7 +203,7 @@ void defmodel(Interp& in, const Value& f, const EnvP& env) {
   if (f.items.size() < 4)
     throw def_error(in, Code::EVAL_005, f.span,
                     fmt::format("`defmodel` expected inputs and a body: (defmodel {} [tokens targets] ...)", m->name));
-  auto c = std::make_shared<Closure>();
+  auto c = in.new_closure();
   c->name = m->name;
   c->params = parse_params(in, *f.items[2], "defmodel");
   if (!c->params.kw.empty() || !c->params.rest.empty())

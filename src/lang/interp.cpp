@@ -86,7 +86,21 @@ Interp::Interp(int64_t work_limit)
   register_tensor_builtins(*this);  // last: it wraps the numeric builtins
 }
 
-Interp::~Interp() = default;
+Interp::~Interp() {
+  for (const auto& w : closures_)
+    if (auto c = w.lock()) c->env.reset();
+  globals_->vars.clear();
+}
+
+std::shared_ptr<Closure> Interp::new_closure() {
+  if (closures_.size() >= 2 * closures_live_ + 64) {
+    std::erase_if(closures_, [](const std::weak_ptr<Closure>& w) { return w.expired(); });
+    closures_live_ = closures_.size();
+  }
+  auto c = std::make_shared<Closure>();
+  closures_.push_back(c);
+  return c;
+}
 
 void Interp::define(const std::string& name, ValueP v) { globals_->vars[name] = std::move(v); }
 

@@ -105,6 +105,12 @@ class Interp {
   void charge(int64_t n, Span at);
   int64_t work_done() const { return work_; }
 
+  // Every closure is made through here. Closures and environments own each
+  // other (a top-level function is held by the globals and holds them), so
+  // the destructor cuts each live closure from its environment: nothing an
+  // Interp made outlives it in a cycle.
+  std::shared_ptr<Closure> new_closure();
+
   // Defining the language.
   void define(const std::string& name, ValueP v);
   void builtin(const std::string& name, std::function<ValueP(Interp&, Args&)> fn);
@@ -146,6 +152,8 @@ class Interp {
   Args eval_args(const Value& form, const EnvP& env, std::string fn_name);
 
   EnvP globals_;
+  std::vector<std::weak_ptr<Closure>> closures_;  // compacted when it doubles
+  size_t closures_live_ = 0;                      // live entries at the last compaction
   std::unordered_map<std::string, SpecialForm> specials_;
   int64_t work_ = 0;
   int64_t limit_;

@@ -54,7 +54,7 @@ ValueP make_closure(Interp& in, const Value& form, const EnvP& env, size_t param
   if (at < form.items.size() && form.items[at]->kind == Kind::String) ++at;  // a docstring
   if (at >= form.items.size())
     throw malformed(in, form, form.items[0]->s, "a parameter vector such as [x y :k 1], found none");
-  auto c = std::make_shared<Closure>();
+  auto c = in.new_closure();
   c->name = std::move(name);
   c->params = parse_params(in, *form.items[at], form.items[0]->s);
   c->body.assign(form.items.begin() + static_cast<long>(at) + 1, form.items.end());
