@@ -559,8 +559,13 @@ class Session {
               {"stage", stage_}, {"metrics", metrics_.describe()},
               {"status", status_.enabled() ? Json(absolute(status_.path())) : Json(nullptr)}};
     if (state) s["state"] = state;
-    if (error) s["error"] = {{"code", code_info(error->code()).name}, {"message", error->diagnostics()[0].message}};
+    if (error) s["error"] = error_json(*error);
     return s;
+  }
+
+  // {"code": "E-...", "message": ...}: how the summary, the status file and the error event name an error.
+  static Json error_json(const UserError& e) {
+    return {{"code", code_info(e.code()).name}, {"message", e.diagnostics()[0].message}};
   }
 
   static std::string absolute(const std::string& p) {
@@ -588,7 +593,7 @@ class Session {
                                               : Json(nullptr)},
               {"knobs", x_ ? manifest_json(*x_) : Json::array()},
               {"summary", summary_obj ? *summary_obj : Json(nullptr)}};
-    if (error) s["error"] = {{"code", code_info(error->code()).name}, {"message", error->diagnostics()[0].message}};
+    if (error) s["error"] = error_json(*error);
     status_.write(s);
   }
 
@@ -647,7 +652,7 @@ class Session {
     if (loop_clock_) timings_.total_s = loop_clock_->seconds();
     for (const auto& d : e.diagnostics()) std::cerr << render(d);
     int64_t at = in_flight_ ? in_flight_ : step_;
-    event("error", at, {{"code", code_info(e.code()).name}, {"message", e.diagnostics()[0].message}});
+    event("error", at, error_json(e));
     std::cerr << timings_.block();
     std::cerr << fmt::format("failed: {} at step {}\n", code_info(e.code()).name, at);
     Json s = summary("failed", &e);
