@@ -53,6 +53,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
     scratch = std::max(scratch, s.prep.scratch_floats);
     steps_.push_back(std::move(s));
   }
+  fuse_pairs();
   for (int t = 0; t < pool_.size(); ++t) {
     scratch_.emplace_back(new float[std::max<int64_t>(scratch, 1)]);
     scratch_ptrs_.push_back(scratch_.back().get());
@@ -61,6 +62,38 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
 }
 
 CpuExecutor::~CpuExecutor() { std::free(arena_); }
+
+// gelu-grad's output read only by the next step, a mul of the same shape (the
+// gelu backward's dy * gelu'(x)): that step computes both in one pass,
+// dy * gelu_grad_f(x) element by element with the same two roundings, and
+// gelu-grad's buffer is never written. Only when the mul's buffer is x's or
+// disjoint from it (the mul's output starts after x's last use, so the plan
+// may have placed it over part of x's dead bytes).
+void CpuExecutor::fuse_pairs() {
+  std::vector<int> uses(g_.size(), 0);
+  for (NodeId id : plan_.schedule)
+    for (NodeId in : g_.node(id).inputs) ++uses[in];
+  for (NodeId o : plan_.outputs) uses[o] += 2;  // read after the step
+  for (size_t i = 0; i + 1 < steps_.size(); ++i) {
+    Step &s = steps_[i], &t = steps_[i + 1];
+    if (!s.compute || !t.compute || s.fused_into_next || t.fused_into_next) continue;
+    const Node &u = g_.node(s.id), &b = g_.node(t.id);
+    if (u.op != Op::GeluGrad || b.op != Op::Mul || uses[s.id] != 1) continue;
+    NodeId x = u.inputs[0];
+    int slot = b.inputs[0] == s.id ? 0 : 1;
+    NodeId d = b.inputs[1 - slot];
+    if (b.inputs[slot] != s.id || d == s.id) continue;
+    bool f32 = u.dtype == DType::F32 && b.dtype == DType::F32 && g_.node(x).dtype == DType::F32 &&
+               g_.node(d).dtype == DType::F32;
+    if (!f32 || !(u.shape == b.shape) || !(g_.node(d).shape == b.shape) || !(g_.node(x).shape == b.shape))
+      continue;
+    int64_t xo = plan_.offset[x], bo = plan_.offset[t.id], len = b.shape.numel() * 4;
+    if (bo < 0 || (xo >= 0 && xo != bo && xo < bo + len && bo < xo + len)) continue;
+    s.fused_into_next = true;
+    s.fuse_slot = slot;
+    t.compute = false;
+  }
+}
 
 void CpuExecutor::resolve_pointers() {
   for (NodeId id : plan_.schedule) {
@@ -125,6 +158,11 @@ void CpuExecutor::run(uint64_t rng_offset) {
 void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   const Node& n = g_.node(s.id);
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), rng_offset};
+  if (s.fused_into_next) {
+    const Step& t = (&s)[1];
+    Args b{g_.node(t.id), g_, t.ins.data(), ptr_[t.id], t.prep, pool_, scratch_ptrs_.data(), rng_offset};
+    return run_unary_binary(a, b, s.fuse_slot);
+  }
   switch (op_kind(n.op)) {
     case OpKind::Leaf:
       run_leaf(a);

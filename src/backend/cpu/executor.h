@@ -71,8 +71,11 @@ class CpuExecutor {
     NodeId id;
     Prep prep;
     std::vector<const void*> ins;
-    bool compute;  // false for params, inputs and views
+    bool compute;                  // false for params, inputs, views and steps fused into the previous one
+    bool fused_into_next = false;  // this unary also computes the next step (fuse_pairs)
+    int fuse_slot = 0;             // which input of the next step this one's output is
   };
+  void fuse_pairs();
   void resolve_pointers();
   void execute(Step& s, uint64_t rng_offset);
 

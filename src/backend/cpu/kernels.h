@@ -59,14 +59,16 @@ constexpr int64_t kGrain = 16384;
 void prepare(const Graph& g, NodeId id, Prep& prep);  // fills what the op's kernel needs
 
 void run_elementwise(const Args& a);  // unary, binary, where, cast
+// A gelu-grad `u` and the mul `b` that reads its output as input `slot`, in
+// one pass: b's output = the mul of gelu-grad(u's input) with b's other input.
+void run_unary_binary(const Args& u, const Args& b, int slot);
 void run_reduce(const Args& a);       // sum, mean, max, logsumexp, argmax
 void run_matmul(const Args& a);
 // Fills prep.mm once prep.batch and prep.trans are known.
 void plan_matmul_tiles(const Graph& g, const Node& n, Prep& prep);
 void run_attention(const Args& a);
 int64_t attention_scratch(const Node& q, const Node& k);  // floats per thread
-void run_shape(
-    const Args& a);  // reshape copies, permute, slice, concat, gather, expand, sum-to, pad, scatter-add
+void run_shape(const Args& a);  // reshape copies, permute, slice, concat, gather, expand, sum-to, pad, scatter-add
 void run_fused(const Args& a);  // softmax, norms, embed, cross-entropy, accuracy, dropout, copies
 void run_leaf(const Args& a);   // full, arange
 
