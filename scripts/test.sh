@@ -55,15 +55,13 @@ if ((!quick)); then
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" || fail asan
   cmake --build build-asan -j"$jobs" || fail asan
   # ASan frames are several times larger: tests that recurse on the main thread
-  # get a 256 MiB stack. Known leaks (the evaluator's closure/environment
-  # cycle) are suppressed in tests/lsan.supp, with the reason; leaks anywhere
-  # else fail the run. Special.Recursion is left out (the golden recursion
+  # get a 256 MiB stack. Leak checking is on, with no suppressions: any leak
+  # fails the run. Special.Recursion is left out (the golden recursion
   # tests are disabled in tests/CMakeLists.txt for the same reason): unwinding
   # more than 64 MB of stack with an exception is beyond ASan and reports a
   # false stack-buffer-overflow (google/sanitizers#189).
   (ulimit -s 262144 2>/dev/null || true
    ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=0 \
-   LSAN_OPTIONS=suppressions="$root/tests/lsan.supp":print_suppressions=0 \
    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --test-dir build-asan --output-on-failure --no-label-summary -j"$jobs" -E '^Special\.Recursion$') || fail asan
   end asan
