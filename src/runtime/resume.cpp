@@ -34,7 +34,49 @@ std::string class_of(const std::string& knob, const Experiment& x, bool graph_ch
   return graph_changed ? "refused" : "notable";
 }
 
+// Each optimizer value that differs, as "optimizer.<field>": another kind is
+// refused (its state has other names), any other value notable. A value that
+// a changed knob already explains (the same old and new text) is not repeated.
+void optimizer_differences(const nlohmann::ordered_json& state, const Experiment& x,
+                           std::vector<ResumeDifference>& out) {
+  if (!state.contains("optimizer")) return;
+  nlohmann::ordered_json before = state["optimizer"];
+  if (before.is_string()) before = {{"kind", before}};  // checkpoints of 0.1.0 kept only the kind
+  if (!before.is_object()) return;
+  nlohmann::ordered_json now = optimizer_json(*x.run->optimizer);
+  std::vector<ResumeDifference> knob_changes = out;
+  for (const auto& [field, value] : now.items()) {
+    nlohmann::ordered_json old = before.contains(field) ? before[field] : nlohmann::ordered_json();
+    if (old == value || (field != "kind" && !before.contains(field) && before.size() == 1)) continue;
+    std::string from = text_of(old), to = text_of(value);
+    bool explained = std::any_of(knob_changes.begin(), knob_changes.end(),
+                                 [&](const ResumeDifference& d) { return d.from == from && d.to == to; });
+    if (!explained) out.push_back({field == "kind" ? "refused" : "notable", "optimizer." + field, from, to});
+  }
+}
+
 }  // namespace
+
+nlohmann::ordered_json optimizer_json(const OptimizerSpec& o) {
+  nlohmann::ordered_json j = {{"kind", o.kind}};
+  if (o.lr) {
+    j["lr.schedule"] = o.lr->kind;
+    if (o.lr->kind == "constant") j["lr.value"] = o.lr->value;
+    if (o.lr->kind == "warmup-cosine")
+      j["lr.peak"] = o.lr->peak, j["lr.min"] = o.lr->min, j["lr.warmup"] = o.lr->warmup;
+    if (o.lr->kind == "linear-decay") j["lr.from"] = o.lr->from, j["lr.to"] = o.lr->to;
+  }
+  if (o.kind == "sgd") {
+    j["momentum"] = o.momentum;
+    j["nesterov"] = o.nesterov;
+  } else {
+    j["beta1"] = o.beta1, j["beta2"] = o.beta2, j["eps"] = o.eps;
+  }
+  j["weight-decay"] = o.weight_decay;
+  j["clip"] = o.clip ? nlohmann::ordered_json(*o.clip) : nlohmann::ordered_json();
+  j["no-decay"] = o.no_decay;
+  return j;
+}
 
 std::vector<ResumeDifference> resume_differences(const nlohmann::ordered_json& state, const Experiment& x,
                                                  const std::string& graph_hash, int threads) {
@@ -44,7 +86,8 @@ std::vector<ResumeDifference> resume_differences(const nlohmann::ordered_json& s
   std::map<std::string, nlohmann::ordered_json> old_knobs;
   if (state.contains("knobs") && state["knobs"].is_array())
     for (const auto& k : state["knobs"])
-      if (k.is_object() && k.contains("name") && k["name"].is_string()) old_knobs[k["name"]] = k.value("value", nlohmann::ordered_json());
+      if (k.is_object() && k.contains("name") && k["name"].is_string())
+        old_knobs[k["name"]] = k.value("value", nlohmann::ordered_json());
   bool named_cause = false;
   for (const auto& k : x.manifest) {
     nlohmann::ordered_json now = to_json(*k.value);
@@ -57,6 +100,7 @@ std::vector<ResumeDifference> resume_differences(const nlohmann::ordered_json& s
   }
   if (graph_changed && !named_cause)
     out.push_back({"refused", "graph", old_graph.empty() ? "-" : old_graph, graph_hash});
+  optimizer_differences(state, x, out);
   int old_threads = state.value("threads", threads);
   if (old_threads != threads)
     out.push_back({"notable", "threads", std::to_string(old_threads), std::to_string(threads)});

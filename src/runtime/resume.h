@@ -2,21 +2,25 @@
 // What a resume says about what changed (checkpoints.md): every difference
 // between the checkpoint's knob manifest and this selection, classed refused,
 // notable or safe.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "lang/experiment.h"
 
 namespace sx {
 
 struct ResumeDifference {
-  std::string cls;  // "refused", "notable", "safe"
+  std::string cls;   // "refused", "notable", "safe"
   std::string what;  // a knob name, "graph", "threads"
   std::string from, to;
   std::string line() const { return "resume: " + cls + " " + what + " " + from + " -> " + to; }
 };
+
+// The optimizer as state.json records it: its kind, then every value of the
+// spec (the schedule's as "lr.<field>"), so a resume can say what changed even
+// when the file changed a literal rather than a knob.
+nlohmann::ordered_json optimizer_json(const OptimizerSpec& o);
 
 // `state` is the checkpoint's state.json. Sorted: refused first, then
 // notable, then safe; by name within a class.

@@ -413,7 +413,7 @@ class Session {
                {"knobs", manifest_json(*x_)},
                {"slug", x_->slug},
                {"graph", c_.graph_hash},
-               {"optimizer", run_decl().optimizer->kind},
+               {"optimizer", optimizer_json(*run_decl().optimizer)},
                {"version", SEXPGPU_VERSION},
                {"written_at", rfc3339_now()}};
     ckpt::WriteResult w;
@@ -469,10 +469,6 @@ class Session {
         refused.push_back({Code::CKPT_040, fmt::format("resume from {} refused: {} {} -> {}", resume_->path, d.what,
                                                        d.from, d.to),
                            {}, {}, "resume with the selection the checkpoint was made with, or start a new run"});
-    std::string kind = st.value("optimizer", run_decl().optimizer->kind);
-    if (kind != run_decl().optimizer->kind)
-      refused.push_back({Code::CKPT_040, fmt::format("resume from {} refused: optimizer {} -> {}", resume_->path, kind,
-                                                     run_decl().optimizer->kind), {}, {}, ""});
     if (!refused.empty()) {
       report_resume();
       throw UserError(refused);

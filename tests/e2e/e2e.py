@@ -343,6 +343,31 @@ def case_resume_refused():
     expect(json.loads(done.stdout)["steps"] == 2, done.stdout)
 
 
+def case_resume_optimizer_edit():
+    """A literal of the optimizer edited in the file between stop and resume: another value is notable and
+    printed as optimizer.<field>, another kind is refused; a knob's change is not repeated as a field."""
+    d = os.path.join(TMP, "edit")
+    os.makedirs(d)
+    os.symlink(os.path.join(REPO, "examples", "data"), os.path.join(d, "data"))
+    source = open(os.path.join(REPO, "examples", "my-run.sx")).read()
+    sx = os.path.join(d, "my-run.sx")
+    ck = os.path.join(d, "ck")
+    open(sx, "w").write(source)
+    run("run", sx, "--steps", "2", "--checkpoint-dir", ck)
+    open(sx, "w").write(source.replace(":weight-decay 0.1", ":weight-decay 0.2 :clip 1.0"))
+    # --set lr makes another slug: resumed from the folder, a fork.
+    p = run("run", sx, "--steps", "3", "--checkpoint-dir", ck, "--resume", os.path.join(ck, "my-run", "step-2"),
+            "--set", "lr=0.001")
+    lines = [l for l in p.stderr.splitlines() if l.startswith("resume: ")]
+    for want in ("resume: notable lr 0.003 -> 0.001", "resume: notable optimizer.clip - -> 1.0",
+                 "resume: notable optimizer.weight-decay 0.1 -> 0.2"):
+        expect(want in lines, f"no `{want}`:\n{p.stderr}")
+    expect(not any("optimizer.lr" in l for l in lines), f"the lr knob's change was repeated:\n{p.stderr}")
+    open(sx, "w").write(source.replace("(adamw :lr (knob lr) :weight-decay 0.1)", "(sgd :lr (knob lr))"))
+    q = run("run", sx, "--steps", "4", "--checkpoint-dir", ck, "--resume", "latest", check_rc=2)
+    expect("resume: refused optimizer.kind adamw -> sgd" in q.stderr, q.stderr)
+
+
 def case_corrupt_checkpoint():
     """A corrupt checkpoint is refused with E-CKPT, exit 2, never a crash."""
     ck = os.path.join(TMP, "bad")
