@@ -186,24 +186,41 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
   for (const auto& r : run_setting_names()) all_knobs.push_back(r);
   auto is_knob = [&](const std::string& n) { return std::find(all_knobs.begin(), all_knobs.end(), n) != all_knobs.end(); };
   auto sets = effective_sets(sel);
+  // The selection's errors are independent of each other: all of them are
+  // reported at once, in the order --set, variants, values.
+  std::vector<Diagnostic> errors;
+  auto collect = [&](auto&& check) {
+    try {
+      check();
+    } catch (const UserError& e) {
+      errors.insert(errors.end(), e.diagnostics().begin(), e.diagnostics().end());
+    }
+  };
   for (const auto& [name, text] : sets)
     if (!is_knob(name))
-      throw UserError(Code::KNOB_001, {},
-                      fmt::format("--set {}: `{}` is not a knob; the knobs are {}", name, name, fmt::join(all_knobs, ", ")),
-                      did_you_mean(name, all_knobs));
+      errors.push_back({Code::KNOB_001,
+                        fmt::format("--set {}: `{}` is not a knob; the knobs are {}", name, name,
+                                    fmt::join(all_knobs, ", ")),
+                        {},
+                        {},
+                        did_you_mean(name, all_knobs)});
   // Every variant, selected or not, names only knobs and gives the file's own
   // knobs values they accept: `check` finds a broken variant before it is used.
   for (const auto& v : x.variants)
     for (const auto& a : v.sets) {
       if (!is_knob(a.key))
-        throw in.error_here(Code::KNOB_001, a.key_span,
-                            fmt::format("variant `{}` sets `{}`, which is not a knob; the knobs are {}", v.name,
-                                        a.key, fmt::join(all_knobs, ", ")),
-                            did_you_mean(a.key, all_knobs));
+        collect([&] {
+          throw in.error_here(Code::KNOB_001, a.key_span,
+                              fmt::format("variant `{}` sets `{}`, which is not a knob; the knobs are {}", v.name,
+                                          a.key, fmt::join(all_knobs, ", ")),
+                              did_you_mean(a.key, all_knobs));
+        });
       for (const auto& k : x.knobs)
         if (k.name == a.key)
-          check_knob_value(k, a.expr, a.expr->span.valid() ? a.expr->span : a.key_span,
-                           fmt::format("variant {}", v.name));
+          collect([&] {
+            check_knob_value(k, a.expr, a.expr->span.valid() ? a.expr->span : a.key_span,
+                             fmt::format("variant {}", v.name));
+          });
     }
 
   // A knob's value: --set over the variant over the default.
@@ -213,12 +230,13 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
       for (const auto& a : variant->sets)
         if (a.key == k.name) kv = {k.name, a.expr, "variant"};
     for (const auto& [name, text] : sets)
-      if (name == k.name) kv = {k.name, parse_knob_value(k, text, "--set " + name), "override"};
+      if (name == k.name) collect([&] { kv = {k.name, parse_knob_value(k, text, "--set " + name), "override"}; });
     if (k.type() == "float" && kv.value->kind == Kind::Int) kv.value = floating(static_cast<double>(kv.value->i));
     return kv;
   };
   std::vector<KnobValue> user;
   for (const auto& k : x.knobs) user.push_back(choose(k));
+  if (!errors.empty()) throw UserError(std::move(errors));
   x.manifest = user;  // (knob x) inside defrun reads these
 
   // The run, evaluated with the knobs chosen.
