@@ -84,6 +84,24 @@ void adam_loop(float* __restrict p, const float* __restrict g, float* __restrict
   }
 }
 
+// AdamW's decay and Adam's update of one parameter, built for AVX-512, AVX2
+// and baseline x86-64 and chosen once by the loader (ifunc). CMakeLists.txt
+// compiles this file with -ffp-contract=off, so no clone contracts a * b + c
+// into a fused multiply-add: every clone gives the same bits.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void adam_update(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, size_t n,
+                 bool decoupled, float decay, bool clip, float coef, float b1, float b2, float one_minus_b1,
+                 float one_minus_b2, float bc2_sqrt, float eps, float step_size) {
+  if (decoupled)  // decoupled weight decay first, as torch.optim.AdamW
+    for (size_t i = 0; i < n; ++i) p[i] = p[i] * decay;
+  if (clip)
+    adam_loop<true>(p, g, m, v, n, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
+  else
+    adam_loop<false>(p, g, m, v, n, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
+}
+
 template <bool Clip>
 void sgd_loop(float* __restrict p, const float* __restrict g, float* __restrict buf, size_t n, float coef, float wd,
               float mom, bool first, bool nesterov, float neg_lr) {
@@ -143,12 +161,8 @@ StepStats Optimizer::step(ParamStore& params, const std::map<std::string, const 
       float* m = state_[spec_.kind + ".m/" + path].data();
       float* v = state_[spec_.kind + ".v/" + path].data();
       const float decay = static_cast<float>(1 - lr * (decays_[path] ? spec_.weight_decay : 0.0));
-      if (spec_.kind == "adamw")  // decoupled weight decay first, as torch.optim.AdamW
-        for (size_t i = 0; i < n; ++i) p[i] = p[i] * decay;
-      if (clip)
-        adam_loop<true>(p, g, m, v, n, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
-      else
-        adam_loop<false>(p, g, m, v, n, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
+      adam_update(p, g, m, v, n, spec_.kind == "adamw", decay, clip, coef, b1, b2, one_minus_b1, one_minus_b2,
+                  bc2_sqrt, eps, step_size);
     }
     if (want_stats) {
       double du = 0;
