@@ -47,6 +47,8 @@ void decode_jsonl(const FormatSpec& spec, const std::string& name, std::string_v
       j = nlohmann::json::parse(line);
     } catch (const nlohmann::json::parse_error& e) {
       throw bad(fmt::format("not valid JSON (at byte {} of the line)", e.byte));
+    } catch (const nlohmann::json::exception&) {  // a number past double's range
+      throw bad("not valid JSON (a number out of range)");
     }
     if (!j.is_object()) throw bad(fmt::format("expected a JSON object, found {}", j.type_name()));
     auto it = j.find(spec.field);

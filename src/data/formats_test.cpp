@@ -127,7 +127,9 @@ TEST(Jsonl, BadLinesNameFileAndLine) {
                {"[1]", "d.jsonl:1: expected a JSON object, found array"},
                {"{}\n", "d.jsonl:1: the object has no field \"text\""},
                {"\n{\"text\":3}", "d.jsonl:2: field \"text\" is number"},
-               {"{\"text\":\"a\xff\"}", "d.jsonl:1: not valid JSON"}};
+               {"{\"text\":\"a\xff\"}", "d.jsonl:1: not valid JSON"},
+               {"921e308433", "d.jsonl:1: not valid JSON (a number out of range)"},  // found by fuzz_data_formats
+               {"{\"text\": \"a\", \"n\": 1e999}", "d.jsonl:1: not valid JSON (a number out of range)"}};
   for (auto& c : cases) {
     auto e = error_of([&] { decode(spec, c.input, "d.jsonl"); });
     EXPECT_EQ(e.code(), Code::DATA_010) << c.input;

@@ -229,8 +229,9 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
     if (variant)
       for (const auto& a : variant->sets)
         if (a.key == k.name) kv = {k.name, a.expr, "variant"};
-    for (const auto& [name, text] : sets)
-      if (name == k.name) collect([&] { kv = {k.name, parse_knob_value(k, text, "--set " + name), "override"}; });
+    for (const auto& set : sets)  // (no structured binding: clang 14 cannot capture one)
+      if (set.first == k.name)
+        collect([&] { kv = {k.name, parse_knob_value(k, set.second, "--set " + set.first), "override"}; });
     if (k.type() == "float" && kv.value->kind == Kind::Int) kv.value = floating(static_cast<double>(kv.value->i));
     return kv;
   };
