@@ -53,7 +53,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
     scratch = std::max(scratch, s.prep.scratch_floats);
     steps_.push_back(std::move(s));
   }
-  fuse_pairs();
+  scratch = std::max(scratch, fuse_pairs());
   for (int t = 0; t < pool_.size(); ++t) {
     scratch_.emplace_back(new float[std::max<int64_t>(scratch, 1)]);
     scratch_ptrs_.push_back(scratch_.back().get());
@@ -63,36 +63,56 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
 
 CpuExecutor::~CpuExecutor() { std::free(arena_); }
 
-// gelu-grad's output read only by the next step, a mul of the same shape (the
-// gelu backward's dy * gelu'(x)): that step computes both in one pass,
-// dy * gelu_grad_f(x) element by element with the same two roundings, and
-// gelu-grad's buffer is never written. Only when the mul's buffer is x's or
-// disjoint from it (the mul's output starts after x's last use, so the plan
-// may have placed it over part of x's dead bytes).
-void CpuExecutor::fuse_pairs() {
+// Pairs of elementwise steps fused into one pass, with the same arithmetic
+// element by element: a step whose output only the very next step reads, as
+// one input of the same shape (nothing runs in between, so every buffer live
+// at the pair is live for both). The first step's buffer is never written.
+// - gelu-grad then mul (GELU's backward, dy * gelu'(x)): gelu_grad_f(x) * dy.
+// - a float add/sub/mul/div then another (the norm and softmax backwards):
+//   a row segment of the first into per-thread scratch, then the second.
+// Not when the second's output buffer partly overlaps an input of the first:
+// it starts after their last use, so the plan may have put it over part of
+// their dead bytes. Returns the scratch floats per thread the pairs need.
+int64_t CpuExecutor::fuse_pairs() {
+  auto f32_binary = [](Op op) { return op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div; };
   std::vector<int> uses(g_.size(), 0);
   for (NodeId id : plan_.schedule)
     for (NodeId in : g_.node(id).inputs) ++uses[in];
   for (NodeId o : plan_.outputs) uses[o] += 2;  // read after the step
+  int64_t scratch = 0;
   for (size_t i = 0; i + 1 < steps_.size(); ++i) {
     Step &s = steps_[i], &t = steps_[i + 1];
-    if (!s.compute || !t.compute || s.fused_into_next || t.fused_into_next) continue;
+    if (!s.compute || !t.compute || s.fuse != Fuse::None || t.fuse != Fuse::None) continue;
     const Node &u = g_.node(s.id), &b = g_.node(t.id);
-    if (u.op != Op::GeluGrad || b.op != Op::Mul || uses[s.id] != 1) continue;
-    NodeId x = u.inputs[0];
+    bool gelu = u.op == Op::GeluGrad && b.op == Op::Mul;
+    bool binary = f32_binary(u.op) && f32_binary(b.op);
+    if ((!gelu && !binary) || uses[s.id] != 1 || b.inputs.size() != 2) continue;
     int slot = b.inputs[0] == s.id ? 0 : 1;
     NodeId d = b.inputs[1 - slot];
     if (b.inputs[slot] != s.id || d == s.id) continue;
-    bool f32 = u.dtype == DType::F32 && b.dtype == DType::F32 && g_.node(x).dtype == DType::F32 &&
-               g_.node(d).dtype == DType::F32;
-    if (!f32 || !(u.shape == b.shape) || !(g_.node(d).shape == b.shape) || !(g_.node(x).shape == b.shape))
-      continue;
-    int64_t xo = plan_.offset[x], bo = plan_.offset[t.id], len = b.shape.numel() * 4;
-    if (bo < 0 || (xo >= 0 && xo != bo && xo < bo + len && bo < xo + len)) continue;
-    s.fused_into_next = true;
+    bool ok = u.dtype == DType::F32 && b.dtype == DType::F32 && g_.node(d).dtype == DType::F32 &&
+              u.shape == b.shape && g_.node(d).shape == b.shape;
+    int64_t bo = plan_.offset[t.id], len = b.shape.numel() * 4;
+    ok = ok && bo >= 0;
+    for (NodeId x : u.inputs) {
+      const Node& xn = g_.node(x);
+      int64_t xo = plan_.offset[x], xlen = xn.shape.numel() * 4;
+      ok = ok && xn.dtype == DType::F32 && (gelu ? xn.shape == b.shape : true);
+      bool same = xo == bo && xlen == len, disjoint = xo < 0 || xo + xlen <= bo || bo + len <= xo;
+      ok = ok && (same || disjoint);
+    }
+    if (binary) {
+      int64_t n1 = s.prep.it.inner(), n2 = t.prep.it.inner();
+      ok = ok && n1 > 0 && n2 > 0 && std::max(n1, n2) % std::min(n1, n2) == 0 && std::min(n1, n2) >= 16;
+    }
+    if (!ok) continue;
+    s.fuse = gelu ? Fuse::GeluGradMul : Fuse::Binary;
     s.fuse_slot = slot;
+    t.fuse = Fuse::IntoPrevious;
     t.compute = false;
+    if (binary) scratch = std::max(scratch, kFuseSegment);
   }
+  return scratch;
 }
 
 void CpuExecutor::resolve_pointers() {
@@ -158,10 +178,10 @@ void CpuExecutor::run(uint64_t rng_offset) {
 void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   const Node& n = g_.node(s.id);
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), rng_offset};
-  if (s.fused_into_next) {
+  if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary) {
     const Step& t = (&s)[1];
     Args b{g_.node(t.id), g_, t.ins.data(), ptr_[t.id], t.prep, pool_, scratch_ptrs_.data(), rng_offset};
-    return run_unary_binary(a, b, s.fuse_slot);
+    return s.fuse == Fuse::Binary ? run_binary_binary(a, b, s.fuse_slot) : run_unary_binary(a, b, s.fuse_slot);
   }
   switch (op_kind(n.op)) {
     case OpKind::Leaf:

@@ -67,15 +67,17 @@ class CpuExecutor {
   const std::array<double, kNumOps>& op_seconds() const { return op_seconds_; }
 
  private:
+  // A step computed with the next one in one pass (fuse_pairs).
+  enum class Fuse { None, GeluGradMul, Binary, IntoPrevious };
   struct Step {
     NodeId id;
     Prep prep;
     std::vector<const void*> ins;
-    bool compute;                  // false for params, inputs, views and steps fused into the previous one
-    bool fused_into_next = false;  // this unary also computes the next step (fuse_pairs)
-    int fuse_slot = 0;             // which input of the next step this one's output is
+    bool compute;  // false for params, inputs, views and steps fused into the previous one
+    Fuse fuse = Fuse::None;
+    int fuse_slot = 0;  // which input of the next step this one's output is
   };
-  void fuse_pairs();
+  int64_t fuse_pairs();
   void resolve_pointers();
   void execute(Step& s, uint64_t rng_offset);
 

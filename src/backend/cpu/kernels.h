@@ -62,6 +62,12 @@ void run_elementwise(const Args& a);  // unary, binary, where, cast
 // A gelu-grad `u` and the mul `b` that reads its output as input `slot`, in
 // one pass: b's output = the mul of gelu-grad(u's input) with b's other input.
 void run_unary_binary(const Args& u, const Args& b, int slot);
+// A float add/sub/mul/div `u` and the add/sub/mul/div `b` that reads its
+// output as input `slot`, a segment of a row at a time through per-thread
+// scratch (kFuseSegment floats): b's output, and u's never written. The two
+// ops' inner lengths must be multiples of each other.
+constexpr int64_t kFuseSegment = 2048;
+void run_binary_binary(const Args& u, const Args& b, int slot);
 void run_reduce(const Args& a);       // sum, mean, max, logsumexp, argmax
 void run_matmul(const Args& a);
 // Fills prep.mm once prep.batch and prep.trans are known.

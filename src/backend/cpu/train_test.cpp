@@ -94,20 +94,24 @@ TEST(CpuTrain, BitIdenticalForAnyThreadCount) {
   }
 }
 
-// The executor fuses a gelu-grad into the mul that reads it (fuse_pairs):
-// the same bits as computing them apart, which it does when gelu-grad's
-// output is also an output of the graph.
-TEST(CpuTrain, FusedGeluGradAndMulGiveTheSameBits) {
+// The executor fuses pairs of elementwise steps (fuse_pairs: gelu-grad and
+// mul, float add/sub/mul/div and another): the same bits as computing them
+// apart, which it does when the first one's output is also a graph output.
+TEST(CpuTrain, FusedElementwisePairsGiveTheSameBits) {
   Step s;
   Case c = gpt_case({.batch = 4, .seq = 16, .vocab = 50, .d = 32, .heads = 4, .layers = 2}, &s);
   std::vector<NodeId> apart = s.outs;
-  for (NodeId id = 0; id < static_cast<NodeId>(c.g.size()); ++id)
-    if (c.g.node(id).op == Op::GeluGrad) apart.push_back(id);
+  for (NodeId id = 0; id < static_cast<NodeId>(c.g.size()); ++id) {
+    Op op = c.g.node(id).op;
+    if (op == Op::GeluGrad || op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div) apart.push_back(id);
+  }
   ASSERT_GT(apart.size(), s.outs.size());
-  auto fused = c.cpu(s.outs, 2);
-  auto unfused = c.cpu(apart, 2);
-  for (size_t k = 0; k < s.outs.size(); ++k)
-    EXPECT_TRUE(same_bits(fused[k], unfused[k])) << s.names[k] << " differs with gelu-grad fused";
+  for (int threads : {1, 3}) {
+    auto fused = c.cpu(s.outs, threads);
+    auto unfused = c.cpu(apart, threads);
+    for (size_t k = 0; k < s.outs.size(); ++k)
+      EXPECT_TRUE(same_bits(fused[k], unfused[k])) << s.names[k] << " differs with the pairs fused";
+  }
 }
 
 // Every instruction set up to the machine's best against the baseline build of
