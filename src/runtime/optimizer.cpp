@@ -123,13 +123,17 @@ void sgd_loop(float* __restrict p, const float* __restrict g, float* __restrict 
 StepStats Optimizer::step(ParamStore& params, const std::map<std::string, const float*>& grads, int64_t k, double lr,
                           bool want_stats) {
   StepStats stats;
-  double total_sq = 0;
-  for (const auto& [path, g] : grads) {
-    double n = norm_of(g, params.values.at(path).size());
-    total_sq += n * n;
-    if (want_stats) stats.param_grad_norm[path] = n;
+  // The norms (a sequential sum in double over every gradient) only where
+  // clipping or the stats need them: nothing else reads them.
+  if (spec_.clip || want_stats) {
+    double total_sq = 0;
+    for (const auto& [path, g] : grads) {
+      double n = norm_of(g, params.values.at(path).size());
+      total_sq += n * n;
+      if (want_stats) stats.param_grad_norm[path] = n;
+    }
+    stats.grad_norm = std::sqrt(total_sq);
   }
-  stats.grad_norm = std::sqrt(total_sq);
   float coef = 1.0f;
   if (spec_.clip)  // clip_grad_norm_: coef = max / (norm + 1e-6), clamped to 1
     coef = static_cast<float>(std::min(1.0, *spec_.clip / (stats.grad_norm + 1e-6)));
