@@ -30,7 +30,9 @@ void check_same_params(const std::vector<ParamInfo>& train, const Graph& other, 
 
 // Draws every parameter's initial values: Philox keyed by the run's seed, the
 // stream a hash of the model path, so values do not depend on creation order.
-ParamStore init_params(const std::vector<ParamInfo>& info, uint64_t seed);
+// The values are the reference backend's (ref::init_param), bit for bit, for
+// any `threads`.
+ParamStore init_params(const std::vector<ParamInfo>& info, uint64_t seed, int threads = 1);
 uint32_t path_stream(const std::string& path);
 
 }  // namespace sx

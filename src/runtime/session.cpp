@@ -118,7 +118,7 @@ class Session {
     int threads = req_.env.threads;
     train_exec_ = make_cpu_executor(c_.train.traced.graph, c_.train.plan, threads);
     for (auto& p : c_.passes) pass_exec_.push_back(make_cpu_executor(p.step.traced.graph, p.step.plan, threads));
-    params_ = init_params(c_.params, static_cast<uint64_t>(run_decl().seed));
+    params_ = init_params(c_.params, static_cast<uint64_t>(run_decl().seed), threads);
     if (!run_decl().init_from.empty()) apply_init_from(params_, run_decl(), base_dir());
     optimizer_ = std::make_unique<Optimizer>(*run_decl().optimizer, c_.params);
     for (const auto& p : c_.params) {
