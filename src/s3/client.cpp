@@ -3,7 +3,6 @@
 // libcurl's SigV4; see client.h for the rules followed.
 #include "s3/client.h"
 
-#include <curl/curl.h>
 #include <openssl/sha.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "s3/curl_api.h"
 #include "s3/xml.h"
 #include "util/error.h"
 
@@ -39,13 +39,12 @@ struct Client::Pool {
   std::mutex mu;
   std::vector<CURL*> free;
   ~Pool() {
-    for (CURL* c : free) curl_easy_cleanup(c);
+    for (CURL* c : free) curl_api().easy_cleanup(c);
   }
 };
 
 namespace {
 
-std::once_flag curl_init;
 
 std::string hex_sha256(std::string_view bytes) {
   unsigned char d[SHA256_DIGEST_LENGTH];
@@ -170,7 +169,7 @@ Config config_from(const S3Credentials& creds) {
 }
 
 Client::Client(Config config) : config_(std::move(config)), pool_(std::make_unique<Pool>()) {
-  std::call_once(curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  curl_api();  // loads libcurl now: a missing library is an error here, not at the first request
   while (config_.endpoint.ends_with('/')) config_.endpoint.pop_back();
 }
 
@@ -182,9 +181,9 @@ Client::Response Client::perform_once(const Request& req, int attempt) {
     std::lock_guard lock(pool_->mu);
     if (!pool_->free.empty()) h = pool_->free.back(), pool_->free.pop_back();
   }
-  if (h == nullptr) h = curl_easy_init();
+  if (h == nullptr) h = curl_api().easy_init();
   SX_ASSERT(h != nullptr, "curl_easy_init failed");
-  curl_easy_reset(h);
+  curl_api().easy_reset(h);
 
   std::string url = config_.endpoint + "/" + percent_encode(req.bucket, false);
   if (!req.key.empty()) url += "/" + percent_encode(req.key, true);
@@ -195,7 +194,7 @@ Client::Response Client::perform_once(const Request& req, int attempt) {
            percent_encode(query[i].second, false);
 
   curl_slist* headers = nullptr;
-  auto add = [&](const std::string& h) { headers = curl_slist_append(headers, h.c_str()); };
+  auto add = [&](const std::string& h) { headers = curl_api().slist_append(headers, h.c_str()); };
   add("x-amz-content-sha256: " + hex_sha256(req.body));
   if (config_.session_token.set()) add("x-amz-security-token: " + config_.session_token.reveal());
   if (req.range)
@@ -206,44 +205,44 @@ Client::Response Client::perform_once(const Request& req, int attempt) {
   Transfer t{&resp, req.body, 0, config_.cancel};
   char err[CURL_ERROR_SIZE] = {0};
   std::string sigv4 = "aws:amz:" + config_.region + ":s3";
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());
-  curl_easy_setopt(h, CURLOPT_USERNAME, config_.access_key_id.reveal().c_str());
-  curl_easy_setopt(h, CURLOPT_PASSWORD, config_.secret_access_key.reveal().c_str());
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, config_.connect_timeout_ms);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, config_.request_timeout_ms);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, config_.stall_timeout_s);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_api().easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_api().easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());
+  curl_api().easy_setopt(h, CURLOPT_USERNAME, config_.access_key_id.reveal().c_str());
+  curl_api().easy_setopt(h, CURLOPT_PASSWORD, config_.secret_access_key.reveal().c_str());
+  curl_api().easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl_api().easy_setopt(h, CURLOPT_ERRORBUFFER, err);
+  curl_api().easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_api().easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, config_.connect_timeout_ms);
+  curl_api().easy_setopt(h, CURLOPT_TIMEOUT_MS, config_.request_timeout_ms);
+  curl_api().easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_api().easy_setopt(h, CURLOPT_LOW_SPEED_TIME, config_.stall_timeout_s);
+  curl_api().easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+  curl_api().easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl_api().easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_api().easy_setopt(h, CURLOPT_HEADERDATA, &t);
+  curl_api().easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_api().easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+  curl_api().easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   std::string_view method = req.method;
   if (method == "HEAD") {
-    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    curl_api().easy_setopt(h, CURLOPT_NOBODY, 1L);
   } else if (method == "PUT") {
-    curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(h, CURLOPT_READDATA, &t);
-    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    curl_api().easy_setopt(h, CURLOPT_UPLOAD, 1L);
+    curl_api().easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+    curl_api().easy_setopt(h, CURLOPT_READDATA, &t);
+    curl_api().easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
   } else if (method == "POST") {
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data() ? req.body.data() : "");
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    curl_api().easy_setopt(h, CURLOPT_POST, 1L);
+    curl_api().easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data() ? req.body.data() : "");
+    curl_api().easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
   } else if (method != "GET") {
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method);
+    curl_api().easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method);
   }
   if (req.range) resp.body.reserve(req.range->second);
 
-  CURLcode rc = curl_easy_perform(h);
-  curl_slist_free_all(headers);
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
+  CURLcode rc = curl_api().easy_perform(h);
+  curl_api().slist_free_all(headers);
+  curl_api().easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
   {
     std::lock_guard lock(pool_->mu);
     if (pool_->free.size() < 8 && rc == CURLE_OK) {
@@ -251,9 +250,9 @@ Client::Response Client::perform_once(const Request& req, int attempt) {
       h = nullptr;
     }
   }
-  if (h) curl_easy_cleanup(h);  // a broken connection is not reused
+  if (h) curl_api().easy_cleanup(h);  // a broken connection is not reused
   resp.attempts = attempt;
-  if (rc != CURLE_OK) throw CurlFailure{rc, err[0] ? std::string(err) : curl_easy_strerror(rc)};
+  if (rc != CURLE_OK) throw CurlFailure{rc, err[0] ? std::string(err) : curl_api().easy_strerror(rc)};
   return resp;
 }
 
