@@ -45,7 +45,6 @@ struct Client::Pool {
 
 namespace {
 
-
 std::string hex_sha256(std::string_view bytes) {
   unsigned char d[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), d);
