@@ -91,13 +91,9 @@ class Session {
     event("start", step_, {{"pid", pid_}, {"host", hostname()}, {"device", "cpu"}});
     if (resume_) event("resume", step_, {{"from", resume_->path}, {"differences", differences_json()}});
     write_status("running");
-    if (resume_ && step_ >= run_decl().steps) {
-      // Already at the last step: nothing to train; the summary, and done.
-      loop_clock_.emplace();
-      finish_done();
-      return 0;
-    }
 
+    // (A checkpoint already at the last step trains nothing: the loop runs the
+    // passes that were due when it stopped, if any, and ends.)
     int code = 0;
     try {
       loop();
