@@ -9,8 +9,9 @@
 //
 // A cloned kernel file X.cpp includes its body X.inc once per instruction
 // set, each time inside namespace sx::cpu::<isa> (the SX_ISA macro) under
-// that set's `#pragma GCC target`, and defines the entry point declared in
-// kernels.h as a dispatch on isa().
+// that set's `#pragma GCC target` (`#define SX_ISA_BODY "backend/cpu/X.inc"`,
+// then `#include "backend/cpu/isa_clones.inc"`), and defines the entry point
+// declared in kernels.h as a dispatch on isa().
 
 namespace sx::cpu {
 

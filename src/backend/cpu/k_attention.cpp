@@ -25,21 +25,8 @@ int64_t tiles(int64_t n, int64_t t) { return std::max<int64_t>(1, (n + t - 1) / 
 }  // namespace sx::cpu
 
 // The body, once per instruction set (isa.h).
-#define SX_ISA baseline
-#include "backend/cpu/k_attention.inc"
-#undef SX_ISA
-#if SX_ISA_CLONES
-SX_TARGET_AVX2_BEGIN
-#define SX_ISA avx2
-#include "backend/cpu/k_attention.inc"
-#undef SX_ISA
-SX_TARGET_END
-SX_TARGET_AVX512_BEGIN
-#define SX_ISA avx512
-#include "backend/cpu/k_attention.inc"
-#undef SX_ISA
-SX_TARGET_END
-#endif
+#define SX_ISA_BODY "backend/cpu/k_attention.inc"
+#include "backend/cpu/isa_clones.inc"
 
 namespace sx::cpu {
 

@@ -9,21 +9,8 @@
 #include "backend/cpu/vmath.h"
 #include "util/error.h"
 // The body, once per instruction set (isa.h).
-#define SX_ISA baseline
-#include "backend/cpu/k_elementwise.inc"
-#undef SX_ISA
-#if SX_ISA_CLONES
-SX_TARGET_AVX2_BEGIN
-#define SX_ISA avx2
-#include "backend/cpu/k_elementwise.inc"
-#undef SX_ISA
-SX_TARGET_END
-SX_TARGET_AVX512_BEGIN
-#define SX_ISA avx512
-#include "backend/cpu/k_elementwise.inc"
-#undef SX_ISA
-SX_TARGET_END
-#endif
+#define SX_ISA_BODY "backend/cpu/k_elementwise.inc"
+#include "backend/cpu/isa_clones.inc"
 
 namespace sx::cpu {
 
