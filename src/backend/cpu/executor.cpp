@@ -1,6 +1,5 @@
 #include "backend/cpu/executor.h"
 
-#include <cblas.h>
 
 #include <algorithm>
 #include <chrono>
@@ -28,9 +27,6 @@ void round_bf16(float* v, int64_t count) {
 
 CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
     : g_(g), plan_(plan), pool_(threads) {
-  // Our threads split the work; OpenBLAS threads on top would oversubscribe,
-  // and its own split could make results depend on its thread count.
-  openblas_set_num_threads(1);
   size_t bytes = static_cast<size_t>(std::max<int64_t>(plan_.arena_bytes, plan::kAlign));
   arena_ = static_cast<char*>(
       std::aligned_alloc(plan::kAlign, (bytes + plan::kAlign - 1) / plan::kAlign * plan::kAlign));
@@ -38,7 +34,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
   std::memset(arena_, 0, bytes);
   ptr_.assign(g.size(), nullptr);
   param_data_.assign(g.size(), nullptr);
-  int64_t scratch = 0;
+  int64_t scratch = 0, shared = 0;
   steps_.reserve(plan_.schedule.size());
   for (NodeId id : plan_.schedule) {
     const Node& n = g.node(id);
@@ -48,9 +44,10 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
     if (n.op == Op::Matmul) {
       for (int k = 0; k < 2; ++k)
         s.prep.trans[k] = plan_.view[n.inputs[k]] && plan::is_transpose(g.node(n.inputs[k]));
-      plan_matmul_tiles(g, n, s.prep);
+      plan_matmul(g, n, s.prep);
     }
     scratch = std::max(scratch, s.prep.scratch_floats);
+    shared = std::max(shared, s.prep.shared_floats);
     steps_.push_back(std::move(s));
   }
   scratch = std::max(scratch, fuse_pairs());
@@ -58,6 +55,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
     scratch_.emplace_back(new float[std::max<int64_t>(scratch, 1)]);
     scratch_ptrs_.push_back(scratch_.back().get());
   }
+  shared_.reset(new float[std::max<int64_t>(shared, 1)]);
   resolve_pointers();
 }
 
@@ -177,10 +175,10 @@ void CpuExecutor::run(uint64_t rng_offset) {
 
 void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   const Node& n = g_.node(s.id);
-  Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), rng_offset};
+  Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
   if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary) {
     const Step& t = (&s)[1];
-    Args b{g_.node(t.id), g_, t.ins.data(), ptr_[t.id], t.prep, pool_, scratch_ptrs_.data(), rng_offset};
+    Args b{g_.node(t.id), g_, t.ins.data(), ptr_[t.id], t.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
     return s.fuse == Fuse::Binary ? run_binary_binary(a, b, s.fuse_slot) : run_unary_binary(a, b, s.fuse_slot);
   }
   switch (op_kind(n.op)) {

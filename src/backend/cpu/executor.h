@@ -90,6 +90,7 @@ class CpuExecutor {
   std::vector<const float*> param_data_;  // per param node, as bound
   std::vector<std::unique_ptr<float[]>> scratch_;
   std::vector<float*> scratch_ptrs_;
+  std::unique_ptr<float[]> shared_;
   bool profiling_ = false;
   std::array<double, kNumOps> op_seconds_{};
 };

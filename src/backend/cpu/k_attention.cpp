@@ -1,14 +1,13 @@
-// Fused attention: per (batch, query tile), scores by sgemm into per-thread
-// scratch, a masked softmax by row, then the product with V by sgemm. The
+// Fused attention: per (batch, query tile), scores by gemm.h into per-thread
+// scratch, a masked softmax by row, then the product with V by gemm. The
 // tasks' bounds depend only on the shapes, so results are bit-identical for
 // any thread count; the softmax loops are compiled per instruction set.
 #pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off")
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "backend/cpu/gemm.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/lanes.h"
@@ -30,8 +29,10 @@ int64_t tiles(int64_t n, int64_t t) { return std::max<int64_t>(1, (n + t - 1) / 
 
 namespace sx::cpu {
 
-int64_t attention_scratch(const Node& q, const Node& k) {
-  return std::min(kTileQ, q.shape[q.shape.rank - 2]) * k.shape[k.shape.rank - 2];
+// The scores of a query tile, then the products' packed operands.
+int64_t attention_scratch(const Node& q, const Node& k, const Node& v) {
+  int64_t keys = k.shape[k.shape.rank - 2];
+  return std::min(kTileQ, q.shape[q.shape.rank - 2]) * keys + gemm_thread_floats(std::max(keys, v.shape.back()));
 }
 
 void run_attention(const Args& a) { SX_DISPATCH(run_attention, a); }

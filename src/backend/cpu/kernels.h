@@ -12,16 +12,14 @@
 
 namespace sx::cpu {
 
-// How a matmul is cut into sgemm calls, from its shapes alone: `batches`
-// products of [m, k] x [k, n] (a weight broadcast over a contiguous batch is
-// one product of [batch * m, k] x [k, n]), each cut into tiles of tile_m rows
-// x tile_n columns; the units (batch, row tile, column tile) are then handed
-// out in `chunks` contiguous groups. Each unit is the same sgemm call
-// whatever the thread count, so results are too.
-struct MatmulTiles {
+// How a matmul runs (gemm.h), from its shapes alone: `batches` products of
+// [m, k] x [k, n] (a weight broadcast over a contiguous batch is one product
+// of [batch * m, k] x [k, n]). One product runs over the whole pool (its
+// right-hand operand packed once into the shared scratch); several run one
+// per task, grouped into `chunks` so that small ones run inline.
+struct MatmulShape {
   bool merged = false;  // the batches were merged into the rows
   int64_t batches = 0, m = 0, n = 0, k = 0;
-  int64_t tile_m = 1, tile_n = 1, tm = 1, tn = 1;
   int64_t chunks = 1;
 };
 
@@ -31,8 +29,9 @@ struct Prep {
   std::vector<Strided> parts;      // concat: one copy per input
   std::vector<int64_t> batch;      // matmul: per batch, the A and B matrix indices
   bool trans[2] = {false, false};  // matmul: the operand is a folded transpose, read transposed
-  MatmulTiles mm;                  // matmul: how the product is cut into sgemm calls
-  int64_t scratch_floats = 0;      // per thread (attention) or shared (cross-entropy)
+  MatmulShape mm;                  // matmul: how the product runs
+  int64_t scratch_floats = 0;      // per thread (matmul, attention) or the first thread's (cross-entropy)
+  int64_t shared_floats = 0;       // one buffer for all threads (matmul)
 };
 
 struct Args {
@@ -43,6 +42,7 @@ struct Args {
   const Prep& prep;
   ThreadPool& pool;
   float* const* scratch;  // per thread, prep.scratch_floats each
+  float* shared;          // prep.shared_floats
   uint64_t rng_offset;
 
   const float* f(size_t i) const { return static_cast<const float*>(in[i]); }
@@ -70,10 +70,10 @@ constexpr int64_t kFuseSegment = 2048;
 void run_binary_binary(const Args& u, const Args& b, int slot);
 void run_reduce(const Args& a);       // sum, mean, max, logsumexp, argmax
 void run_matmul(const Args& a);
-// Fills prep.mm once prep.batch and prep.trans are known.
-void plan_matmul_tiles(const Graph& g, const Node& n, Prep& prep);
+// Fills prep.mm and the matmul's scratch once prep.batch and prep.trans are known.
+void plan_matmul(const Graph& g, const Node& n, Prep& prep);
 void run_attention(const Args& a);
-int64_t attention_scratch(const Node& q, const Node& k);  // floats per thread
+int64_t attention_scratch(const Node& q, const Node& k, const Node& v);  // floats per thread
 void run_shape(const Args& a);  // reshape copies, permute, slice, concat, gather, expand, sum-to, pad, scatter-add
 void run_fused(const Args& a);  // softmax, norms, embed, cross-entropy, accuracy, dropout, copies
 void run_leaf(const Args& a);   // full, arange

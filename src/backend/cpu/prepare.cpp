@@ -99,7 +99,7 @@ void prepare(const Graph& g, NodeId id, Prep& p) {
     case Op::SumTo:
       return prepare_sum_to(in(0), n.shape, p);
     case Op::Attention:
-      p.scratch_floats = attention_scratch(g.node(n.inputs[0]), g.node(n.inputs[1]));
+      p.scratch_floats = attention_scratch(g.node(n.inputs[0]), g.node(n.inputs[1]), g.node(n.inputs[2]));
       return;
     case Op::CrossEntropy:
     case Op::Accuracy:

@@ -1,0 +1,162 @@
+// gemm.h: every element is the fused multiply-add chain over k in order, bit
+// for bit, on every instruction set, serially and over 1, 2 and 3 threads,
+// for edge sizes around the register tile and the k block; and, as an
+// independent check of the whole, close to OpenBLAS's sgemm.
+#include "backend/cpu/gemm.h"
+
+#include <cblas.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/isa.h"
+
+namespace sx::cpu {
+namespace {
+
+struct Operands {
+  int64_t m, n, k;
+  bool ta, tb;
+  int64_t pad;  // extra floats at the end of each stored row
+  float alpha;
+  std::vector<float> a, b;
+  int64_t lda, ldb;
+
+  Operands(int64_t m_, int64_t n_, int64_t k_, bool ta_, bool tb_, int64_t pad_ = 0, float alpha_ = 1.0f,
+           uint32_t seed = 1)
+      : m(m_), n(n_), k(k_), ta(ta_), tb(tb_), pad(pad_), alpha(alpha_) {
+    lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad;
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    a.resize(static_cast<size_t>((ta ? k : m) * lda));
+    b.resize(static_cast<size_t>((tb ? n : k) * ldb));
+    for (float& x : a) x = u(rng);
+    for (float& x : b) x = u(rng);
+  }
+  float at_a(int64_t i, int64_t p) const { return ta ? a[p * lda + i] : a[i * lda + p]; }
+  float at_b(int64_t p, int64_t j) const { return tb ? b[j * ldb + p] : b[p * ldb + j]; }
+
+  Gemm call(std::vector<float>& c) const {
+    c.assign(static_cast<size_t>(m * (n + pad)), -7.0f);  // stale values must not leak in
+    return {.m = m,
+            .n = n,
+            .k = k,
+            .a = a.data(),
+            .lda = lda,
+            .ta = ta,
+            .b = b.data(),
+            .ldb = ldb,
+            .tb = tb,
+            .c = c.data(),
+            .ldc = n + pad,
+            .alpha = alpha};
+  }
+  // The definition: one fused multiply-add chain per element, from +0.
+  std::vector<float> chain() const {
+    std::vector<float> c(static_cast<size_t>(m * (n + pad)), -7.0f);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float s = 0.0f;
+        for (int64_t p = 0; p < k; ++p) s = std::fma(at_a(i, p), at_b(p, j), s);
+        c[i * (n + pad) + j] = alpha != 1.0f ? s * alpha : s;
+      }
+    return c;
+  }
+};
+
+bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+std::vector<float> serial(const Operands& o) {
+  std::vector<float> c, scratch(static_cast<size_t>(gemm_thread_floats(o.n)));
+  gemm(o.call(c), scratch.data());
+  return c;
+}
+
+std::vector<float> parallel(const Operands& o, int threads) {
+  ThreadPool pool(threads);
+  std::vector<float> c, shared(static_cast<size_t>(gemm_shared_floats(o.k, o.n)));
+  std::vector<std::vector<float>> scratch(threads, std::vector<float>(static_cast<size_t>(gemm_thread_floats(o.n))));
+  std::vector<float*> slots;
+  for (auto& s : scratch) slots.push_back(s.data());
+  gemm(o.call(c), pool, shared.data(), slots.data());
+  return c;
+}
+
+// Restores the instruction set the other tests expect.
+struct IsaGuard {
+  Isa saved = isa();
+  ~IsaGuard() { set_isa(saved); }
+};
+
+std::vector<Isa> supported() {
+  std::vector<Isa> out;
+  for (Isa i : {Isa::Baseline, Isa::Avx2, Isa::Avx512})
+    if (static_cast<int>(i) <= static_cast<int>(best_isa())) out.push_back(i);
+  return out;
+}
+
+TEST(Gemm, EveryElementIsTheFmaChainOnEveryIsaAndThreadCount) {
+  IsaGuard guard;
+  struct Shape {
+    int64_t m, n, k;
+  };
+  // Around the register tiles (4/6/12 rows x 16/32 columns), the row blocks
+  // (96/144) and the k block (256); big enough to run over the pool.
+  std::vector<Shape> shapes = {{1, 1, 1},     {3, 5, 7},      {13, 33, 17},    {14, 32, 256}, {15, 31, 257},
+                               {97, 65, 300}, {145, 47, 513}, {200, 130, 600}, {64, 1, 40},   {1, 70, 90}};
+  for (Isa i : supported()) {
+    set_isa(i);
+    for (const Shape& s : shapes)
+      for (int t = 0; t < 4; ++t) {
+        Operands o(s.m, s.n, s.k, t & 1, t & 2, t == 3 ? 3 : 0, t == 2 ? 0.125f : 1.0f, static_cast<uint32_t>(s.m + t));
+        auto want = o.chain();
+        std::string what = std::string(isa_name(i)) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                           std::to_string(s.k) + " ta=" + std::to_string(o.ta) + " tb=" + std::to_string(o.tb);
+        EXPECT_TRUE(same_bits(serial(o), want)) << what << ", one thread";
+        for (int threads : {1, 2, 3}) EXPECT_TRUE(same_bits(parallel(o, threads), want)) << what << ", " << threads;
+      }
+  }
+}
+
+TEST(Gemm, CloseToOpenBlas) {
+  for (int t = 0; t < 4; ++t) {
+    Operands o(300, 170, 700, t & 1, t & 2, 0, 0.5f, 9);
+    std::vector<float> want(static_cast<size_t>(o.m * o.n));
+    cblas_sgemm(CblasRowMajor, o.ta ? CblasTrans : CblasNoTrans, o.tb ? CblasTrans : CblasNoTrans,
+                static_cast<int>(o.m), static_cast<int>(o.n), static_cast<int>(o.k), o.alpha, o.a.data(),
+                static_cast<int>(o.lda), o.b.data(), static_cast<int>(o.ldb), 0.0f, want.data(), static_cast<int>(o.n));
+    auto got = parallel(o, 2);
+    double worst = 0;
+    for (size_t e = 0; e < want.size(); ++e) worst = std::max(worst, std::fabs(double{got[e]} - double{want[e]}));
+    // Sums of 700 products of values in [-1, 1]: about 8 in size.
+    EXPECT_LT(worst, 1e-4) << "ta=" << o.ta << " tb=" << o.tb;
+  }
+}
+
+TEST(Gemm, EmptySumIsZeroAndEmptyOutputIsUntouched) {
+  Operands o(5, 6, 0, false, false);
+  EXPECT_TRUE(same_bits(serial(o), std::vector<float>(30, 0.0f)));
+  EXPECT_TRUE(same_bits(parallel(o, 2), std::vector<float>(30, 0.0f)));
+  Operands none(0, 6, 4, false, false);
+  EXPECT_TRUE(serial(none).empty());
+}
+
+TEST(Gemm, NonFiniteValuesPropagate) {
+  Operands o(20, 40, 30, false, false);
+  o.a[3 * o.lda + 5] = std::numeric_limits<float>::infinity();
+  o.b[7 * o.ldb + 9] = std::numeric_limits<float>::quiet_NaN();
+  auto got = serial(o);
+  EXPECT_TRUE(std::isnan(got[3 * o.n + 9]));  // inf * finite + NaN
+  EXPECT_TRUE(std::isinf(got[3 * o.n + 0]));  // row 3 sees the inf
+  EXPECT_TRUE(std::isnan(got[0 * o.n + 9]));  // column 9 sees the NaN
+  EXPECT_TRUE(std::isfinite(got[1 * o.n + 1]));
+  EXPECT_TRUE(same_bits(got, o.chain()));
+}
+
+}  // namespace
+}  // namespace sx::cpu
