@@ -1,11 +1,15 @@
-// The machine's sgemm ceiling for bench/run.sh: OpenBLAS sgemm, one thread of
-// OpenBLAS per worker (as the executor calls it), run by 1 and by all workers
-// at once on their own matrices, at the shapes a medium step multiplies.
+// The machine's sgemm ceiling for bench/run.sh: the best single-precision
+// product available here, at the shapes a medium step multiplies, run by 1
+// and by all workers at once, each on its own matrices with one thread:
+// OpenBLAS's cblas_sgemm (with the kernels OPENBLAS_CORETYPE selects; run.sh
+// runs this once per core type worth trying) and sexpgpu's own gemm
+// (backend/cpu/gemm.h, the one the executor calls).
 //
 //   sexpgpu-sgemm-ceiling [seconds-per-shape] [workers]
 //
-// Prints one JSON line: per shape, GFLOP/s on one worker and on all workers
-// together; "ceiling" is the best all-workers figure.
+// Prints one JSON line: per shape and implementation, GFLOP/s on one worker
+// and on all workers together; "ceiling" is the best all-workers figure of
+// either, "openblas" and "sexpgpu" each one's best.
 #include <cblas.h>
 
 #include <algorithm>
@@ -17,6 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include "backend/cpu/gemm.h"
+
+extern "C" char* openblas_get_corename(void);
+
 namespace {
 
 struct Shape {
@@ -24,8 +32,10 @@ struct Shape {
   const char* what;
 };
 
+enum class Impl { OpenBlas, Sexpgpu };
+
 // GFLOP/s of `workers` threads, each multiplying its own matrices for `seconds`.
-double measure(const Shape& s, int workers, double seconds) {
+double measure(const Shape& s, Impl impl, int workers, double seconds) {
   std::atomic<int64_t> calls{0};
   std::vector<std::thread> ts;
   auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -33,10 +43,23 @@ double measure(const Shape& s, int workers, double seconds) {
   for (int w = 0; w < workers; ++w)
     ts.emplace_back([&] {
       std::vector<float> a(size_t(s.m) * s.k, 0.5f), b(size_t(s.k) * s.n, 0.25f), c(size_t(s.m) * s.n);
+      std::vector<float> scratch(static_cast<size_t>(sx::cpu::gemm_thread_floats(s.n)));
       int64_t mine = 0;
       do {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n,
-                    0.0f, c.data(), s.n);
+        if (impl == Impl::OpenBlas)
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n,
+                      0.0f, c.data(), s.n);
+        else
+          sx::cpu::gemm({.m = s.m,
+                         .n = s.n,
+                         .k = s.k,
+                         .a = a.data(),
+                         .lda = s.k,
+                         .b = b.data(),
+                         .ldb = s.n,
+                         .c = c.data(),
+                         .ldc = s.n},
+                        scratch.data());
         ++mine;
       } while (std::chrono::steady_clock::now() < until);
       calls += mine;
@@ -57,17 +80,21 @@ int main(int argc, char** argv) {
       {2048, 1024, 256, "medium mlp.fc: [2048,256]x[256,1024]"},
       {2048, 256, 1024, "medium mlp.proj: [2048,1024]x[1024,256]"},
   };
-  std::string out = "{\"workers\": " + std::to_string(workers) + ", \"shapes\": [";
-  double ceiling = 0, one_best = 0;
-  for (const Shape& s : shapes) {
-    double one = measure(s, 1, seconds), all = measure(s, workers, seconds);
-    ceiling = std::max(ceiling, all), one_best = std::max(one_best, one);
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "%s{\"shape\": \"%s\", \"one\": %.1f, \"all\": %.1f}", &s == shapes ? "" : ", ",
-                  s.what, one, all);
-    out += buf;
-  }
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "], \"one_worker\": %.1f, \"ceiling\": %.1f}", one_best, ceiling);
+  std::string out = "{\"workers\": " + std::to_string(workers) + ", \"openblas_core\": \"" + openblas_get_corename() +
+                    "\", \"shapes\": [";
+  double best[2] = {0, 0}, one_best = 0;
+  for (const Shape& s : shapes)
+    for (Impl impl : {Impl::OpenBlas, Impl::Sexpgpu}) {
+      double one = measure(s, impl, 1, seconds), all = measure(s, impl, workers, seconds);
+      int i = static_cast<int>(impl);
+      best[i] = std::max(best[i], all), one_best = std::max(one_best, one);
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%s{\"shape\": \"%s\", \"impl\": \"%s\", \"one\": %.1f, \"all\": %.1f}",
+                    out.back() == '[' ? "" : ", ", s.what, i ? "sexpgpu" : "openblas", one, all);
+      out += buf;
+    }
+  char buf[192];
+  std::snprintf(buf, sizeof buf, "], \"openblas\": %.1f, \"sexpgpu\": %.1f, \"one_worker\": %.1f, \"ceiling\": %.1f}",
+                best[0], best[1], one_best, std::max(best[0], best[1]));
   std::printf("%s%s\n", out.c_str(), buf);
 }

@@ -3,7 +3,8 @@
 // CPU supports chosen at run time (isa.h). Each kernel keeps an MR x NR tile
 // of C in registers and adds one product of k per fused multiply-add, in k's
 // order, so all three give the same bits.
-#pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off")
+// Packing copies a tile's rows of 14 or 32 floats: inline, never a memmove call.
+#pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off", "no-tree-loop-distribute-patterns")
 #include "backend/cpu/gemm.h"
 
 #include <algorithm>
@@ -21,6 +22,13 @@ constexpr int64_t kGemmKc = 256;     // k per packed block
 constexpr int64_t kGemmMcMax = 144;  // rows per packed block of op(A), the most of any kernel
 constexpr int64_t kGemmNrMax = 32;   // columns per register tile, the most of any kernel
 int64_t round_up(int64_t n, int64_t q) { return (n + q - 1) / q * q; }
+
+// Row r, step p of a packed micro-panel of op(A) (gemm_driver.inc's pack_a):
+// rows kGemmKc apart, or MR values per p.
+template <bool kRowsA, int MR>
+inline float a_at(const float* a, int r, int64_t p) {
+  return kRowsA ? a[r * kGemmKc + p] : a[p * MR + r];
+}
 }  // namespace
 
 // Scalar: the compiler does not vectorise std::fma without FMA in the target,
@@ -29,14 +37,15 @@ namespace gemm_baseline {
 struct Micro {
   static constexpr int MR = 4, NR = 16;
   static constexpr int64_t MC = 96;
+  template <bool kRowsA>
   static void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool first, bool last,
                      float alpha) {
     float acc[MR][NR];
     for (int r = 0; r < MR; ++r)
       for (int j = 0; j < NR; ++j) acc[r][j] = first ? 0.0f : c[r * ldc + j];
-    for (int64_t p = 0; p < kc; ++p, a += MR, b += NR)
+    for (int64_t p = 0; p < kc; ++p, b += NR)
       for (int r = 0; r < MR; ++r)
-        for (int j = 0; j < NR; ++j) acc[r][j] = std::fma(a[r], b[j], acc[r][j]);
+        for (int j = 0; j < NR; ++j) acc[r][j] = std::fma(a_at<kRowsA, MR>(a, r, p), b[j], acc[r][j]);
     for (int r = 0; r < MR; ++r)
       for (int j = 0; j < NR; ++j) c[r * ldc + j] = last && alpha != 1.0f ? acc[r][j] * alpha : acc[r][j];
   }
@@ -53,6 +62,7 @@ namespace gemm_avx2 {
 struct Micro {
   static constexpr int MR = 6, NR = 16;
   static constexpr int64_t MC = 96;
+  template <bool kRowsA>
   static void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool first, bool last,
                      float alpha) {
     __m256 c0[MR], c1[MR];
@@ -60,10 +70,10 @@ struct Micro {
       c0[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc);
       c1[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc + 8);
     }
-    for (int64_t p = 0; p < kc; ++p, a += MR, b += NR) {
+    for (int64_t p = 0; p < kc; ++p, b += NR) {
       __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
       for (int r = 0; r < MR; ++r) {
-        __m256 x = _mm256_broadcast_ss(a + r);
+        __m256 x = _mm256_set1_ps(a_at<kRowsA, MR>(a, r, p));
         c0[r] = _mm256_fmadd_ps(x, b0, c0[r]);
         c1[r] = _mm256_fmadd_ps(x, b1, c1[r]);
       }
@@ -90,6 +100,7 @@ namespace gemm_avx512 {
 struct Micro {
   static constexpr int MR = 14, NR = 32;
   static constexpr int64_t MC = 140;
+  template <bool kRowsA>
   static void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool first, bool last,
                      float alpha) {
     __m512 c0[MR], c1[MR];
@@ -97,10 +108,10 @@ struct Micro {
       c0[r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc);
       c1[r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16);
     }
-    for (int64_t p = 0; p < kc; ++p, a += MR, b += NR) {
+    for (int64_t p = 0; p < kc; ++p, b += NR) {
       __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
       for (int r = 0; r < MR; ++r) {
-        __m512 x = _mm512_set1_ps(a[r]);
+        __m512 x = _mm512_set1_ps(a_at<kRowsA, MR>(a, r, p));
         c0[r] = _mm512_fmadd_ps(x, b0, c0[r]);
         c1[r] = _mm512_fmadd_ps(x, b1, c1[r]);
       }
@@ -142,8 +153,10 @@ int64_t gemm_thread_floats(int64_t n) {
   return kGemmMcMax * kGemmKc + kGemmKc * round_up(std::max<int64_t>(n, 1), kGemmNrMax);
 }
 
-int64_t gemm_shared_floats(int64_t k, int64_t n) {
-  return std::max<int64_t>(k, 1) * round_up(std::max<int64_t>(n, 1), kGemmNrMax);
+int64_t gemm_shared_floats(int64_t m, int64_t k, int64_t n) {
+  // op(B)'s panels, then op(A)'s blocks: at most m + MC rows of whole k blocks.
+  return std::max<int64_t>(k, 1) * round_up(std::max<int64_t>(n, 1), kGemmNrMax) +
+         (std::max<int64_t>(m, 0) + kGemmMcMax) * round_up(std::max<int64_t>(k, 1), kGemmKc);
 }
 
 namespace {

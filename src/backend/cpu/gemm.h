@@ -40,16 +40,16 @@ struct Gemm {
 // Per-thread scratch floats for a product with n columns (a packed block of
 // each operand), whichever instruction set runs.
 int64_t gemm_thread_floats(int64_t n);
-// Shared scratch floats for a parallel product: all of op(B), packed.
-int64_t gemm_shared_floats(int64_t k, int64_t n);
+// Shared scratch floats for a parallel product: both operands, packed.
+int64_t gemm_shared_floats(int64_t m, int64_t k, int64_t n);
 // Products below this many flops are not worth waking the pool for.
 constexpr double kGemmParallelFlops = 4e6;
 
 // On the calling thread; scratch holds gemm_thread_floats(g.n).
 void gemm(const Gemm& g, float* scratch);
-// Over the pool: op(B) is packed once into `shared` (gemm_shared_floats),
-// then row blocks x column groups run on the threads, each with its
-// scratch[slot] (gemm_thread_floats). Small products run inline.
+// Over the pool: both operands are packed once into `shared`
+// (gemm_shared_floats), then row blocks x column groups run on the threads.
+// Small products run inline, on scratch[0] (gemm_thread_floats).
 void gemm(const Gemm& g, ThreadPool& pool, float* shared, float* const* scratch);
 
 }  // namespace sx::cpu

@@ -79,7 +79,7 @@ std::vector<float> serial(const Operands& o) {
 
 std::vector<float> parallel(const Operands& o, int threads) {
   ThreadPool pool(threads);
-  std::vector<float> c, shared(static_cast<size_t>(gemm_shared_floats(o.k, o.n)));
+  std::vector<float> c, shared(static_cast<size_t>(gemm_shared_floats(o.m, o.k, o.n)));
   std::vector<std::vector<float>> scratch(threads, std::vector<float>(static_cast<size_t>(gemm_thread_floats(o.n))));
   std::vector<float*> slots;
   for (auto& s : scratch) slots.push_back(s.data());

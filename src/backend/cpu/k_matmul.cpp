@@ -26,7 +26,7 @@ void plan_matmul(const Graph& g, const Node& node, Prep& p) {
   double chunk = flops * static_cast<double>(t.batches) / (kGemmParallelFlops / 2);
   t.chunks = std::clamp<int64_t>(static_cast<int64_t>(chunk), 1, std::max<int64_t>(t.batches, 1));
   p.scratch_floats = gemm_thread_floats(t.n);
-  if (t.batches == 1) p.shared_floats = gemm_shared_floats(t.k, t.n);
+  if (t.batches == 1) p.shared_floats = gemm_shared_floats(t.m, t.k, t.n);
 }
 
 void run_matmul(const Args& a) {
