@@ -21,6 +21,8 @@ const std::vector<FlagSpec>& run_flags() {
 }
 
 ExitStatus cmd_run(const ParsedArgs& args) {
+  // First, so that a stopping signal at any later moment is answered cleanly.
+  StopSignals::install();
   RunRequest req;
   req.file = file_argument(args, "run");
   req.env = command_environment(args);
