@@ -116,10 +116,10 @@ torch_best() {  # vocab d layers heads seq batch steps warmup -> "step_s setting
 
 smaller() { /usr/bin/python3 -c "import sys; print(min(float(a) for a in sys.argv[1:]))" "$@"; }
 
-# Each side's figure is the best of ROUNDS medians (default 3), the two
+# Each side's figure is the best of ROUNDS medians (default 5), the two
 # sides alternating, so that a slow moment of this shared machine does not
 # decide a ratio; PyTorch's setting is chosen in the first round.
-rounds="${ROUNDS:-3}"
+rounds="${ROUNDS:-5}"
 echo "== training (sexpgpu threads: ${SEXPGPU_THREADS:-all cores}; best of $rounds rounds each)"
 : >"$work/rows"
 for c in "${configs[@]}"; do
