@@ -1,8 +1,8 @@
-// gemm.h's product: the blocked driver (gemm_driver.inc) over three register
-// kernels, baseline x86-64 (std::fma), AVX2+FMA and AVX-512, the widest the
-// CPU supports chosen at run time (isa.h). Each kernel keeps an MR x NR tile
-// of C in registers and adds one product of k per fused multiply-add, in k's
-// order, so all three give the same bits.
+// gemm.h's product: the blocked driver and register kernel
+// (gemm_driver.inc) built for baseline x86-64 (std::fma), AVX2+FMA and
+// AVX-512, the widest the CPU supports chosen at run time (isa.h). Each
+// kernel keeps an MR x NR tile of C in registers and adds one product of k
+// per fused multiply-add, in k's order, so all three give the same bits.
 // Packing copies a tile's rows of 14 or 32 floats: inline, never a memmove call.
 #pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off", "no-tree-loop-distribute-patterns")
 #include "backend/cpu/gemm.h"
@@ -31,25 +31,26 @@ inline float a_at(const float* a, int r, int64_t p) {
 }
 }  // namespace
 
+// Per instruction set: `Vec` (a vector of W floats and the operations the
+// kernel needs), the register tile (kMR rows x kVecs vectors of C) and the
+// rows per packed block (kMC); gemm_driver.inc builds the kernel and the
+// blocked product from them.
+
 // Scalar: the compiler does not vectorise std::fma without FMA in the target,
 // so this is slow, and only for CPUs without AVX2.
 namespace gemm_baseline {
-struct Micro {
-  static constexpr int MR = 4, NR = 16;
-  static constexpr int64_t MC = 96;
-  template <bool kRowsA>
-  static void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool first, bool last,
-                     float alpha) {
-    float acc[MR][NR];
-    for (int r = 0; r < MR; ++r)
-      for (int j = 0; j < NR; ++j) acc[r][j] = first ? 0.0f : c[r * ldc + j];
-    for (int64_t p = 0; p < kc; ++p, b += NR)
-      for (int r = 0; r < MR; ++r)
-        for (int j = 0; j < NR; ++j) acc[r][j] = std::fma(a_at<kRowsA, MR>(a, r, p), b[j], acc[r][j]);
-    for (int r = 0; r < MR; ++r)
-      for (int j = 0; j < NR; ++j) c[r * ldc + j] = last && alpha != 1.0f ? acc[r][j] * alpha : acc[r][j];
-  }
+struct Vec {
+  using T = float;
+  static constexpr int W = 1;
+  static T zero() { return 0.0f; }
+  static T load(const float* p) { return *p; }
+  static void store(float* p, T v) { *p = v; }
+  static T set1(float x) { return x; }
+  static T fmadd(T a, T b, T c) { return std::fma(a, b, c); }
+  static T mul(T a, T b) { return a * b; }
 };
+constexpr int kMR = 4, kVecs = 16;
+constexpr int64_t kMC = 96;
 }  // namespace gemm_baseline
 #define SX_GEMM_NS gemm_baseline
 #include "backend/cpu/gemm_driver.inc"
@@ -59,35 +60,18 @@ struct Micro {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace gemm_avx2 {
-struct Micro {
-  static constexpr int MR = 6, NR = 16;
-  static constexpr int64_t MC = 96;
-  template <bool kRowsA>
-  static void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool first, bool last,
-                     float alpha) {
-    __m256 c0[MR], c1[MR];
-    for (int r = 0; r < MR; ++r) {
-      c0[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc);
-      c1[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc + 8);
-    }
-    for (int64_t p = 0; p < kc; ++p, b += NR) {
-      __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-      for (int r = 0; r < MR; ++r) {
-        __m256 x = _mm256_set1_ps(a_at<kRowsA, MR>(a, r, p));
-        c0[r] = _mm256_fmadd_ps(x, b0, c0[r]);
-        c1[r] = _mm256_fmadd_ps(x, b1, c1[r]);
-      }
-    }
-    if (last && alpha != 1.0f) {
-      __m256 s = _mm256_set1_ps(alpha);
-      for (int r = 0; r < MR; ++r) c0[r] = _mm256_mul_ps(c0[r], s), c1[r] = _mm256_mul_ps(c1[r], s);
-    }
-    for (int r = 0; r < MR; ++r) {
-      _mm256_storeu_ps(c + r * ldc, c0[r]);
-      _mm256_storeu_ps(c + r * ldc + 8, c1[r]);
-    }
-  }
+struct Vec {
+  using T = __m256;
+  static constexpr int W = 8;
+  static T zero() { return _mm256_setzero_ps(); }
+  static T load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  static T set1(float x) { return _mm256_set1_ps(x); }
+  static T fmadd(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
 };
+constexpr int kMR = 6, kVecs = 2;  // 12 of the 16 ymm registers accumulate
+constexpr int64_t kMC = 96;
 }  // namespace gemm_avx2
 #define SX_GEMM_NS gemm_avx2
 #include "backend/cpu/gemm_driver.inc"
@@ -97,35 +81,18 @@ struct Micro {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,avx512f,avx512vl,avx512bw,avx512dq")
 namespace gemm_avx512 {
-struct Micro {
-  static constexpr int MR = 14, NR = 32;
-  static constexpr int64_t MC = 140;
-  template <bool kRowsA>
-  static void kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool first, bool last,
-                     float alpha) {
-    __m512 c0[MR], c1[MR];
-    for (int r = 0; r < MR; ++r) {
-      c0[r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc);
-      c1[r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16);
-    }
-    for (int64_t p = 0; p < kc; ++p, b += NR) {
-      __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-      for (int r = 0; r < MR; ++r) {
-        __m512 x = _mm512_set1_ps(a_at<kRowsA, MR>(a, r, p));
-        c0[r] = _mm512_fmadd_ps(x, b0, c0[r]);
-        c1[r] = _mm512_fmadd_ps(x, b1, c1[r]);
-      }
-    }
-    if (last && alpha != 1.0f) {
-      __m512 s = _mm512_set1_ps(alpha);
-      for (int r = 0; r < MR; ++r) c0[r] = _mm512_mul_ps(c0[r], s), c1[r] = _mm512_mul_ps(c1[r], s);
-    }
-    for (int r = 0; r < MR; ++r) {
-      _mm512_storeu_ps(c + r * ldc, c0[r]);
-      _mm512_storeu_ps(c + r * ldc + 16, c1[r]);
-    }
-  }
+struct Vec {
+  using T = __m512;
+  static constexpr int W = 16;
+  static T zero() { return _mm512_setzero_ps(); }
+  static T load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  static T set1(float x) { return _mm512_set1_ps(x); }
+  static T fmadd(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
 };
+constexpr int kMR = 14, kVecs = 2;  // 28 of the 32 zmm registers accumulate
+constexpr int64_t kMC = 140;
 }  // namespace gemm_avx512
 #define SX_GEMM_NS gemm_avx512
 #include "backend/cpu/gemm_driver.inc"
