@@ -57,19 +57,23 @@ constexpr int64_t kMC = 96;
 #undef SX_GEMM_NS
 
 #if SX_ISA_CLONES
+// Vec for the __m256 and __m512 intrinsics (_mm256_* and _mm512_*).
+#define SX_GEMM_VEC(bits)                                                   \
+  struct Vec {                                                              \
+    using T = __m##bits;                                                    \
+    static constexpr int W = bits / 32;                                     \
+    static T zero() { return _mm##bits##_setzero_ps(); }                    \
+    static T load(const float* p) { return _mm##bits##_loadu_ps(p); }       \
+    static void store(float* p, T v) { _mm##bits##_storeu_ps(p, v); }       \
+    static T set1(float x) { return _mm##bits##_set1_ps(x); }               \
+    static T fmadd(T a, T b, T c) { return _mm##bits##_fmadd_ps(a, b, c); } \
+    static T mul(T a, T b) { return _mm##bits##_mul_ps(a, b); }             \
+  };
+
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace gemm_avx2 {
-struct Vec {
-  using T = __m256;
-  static constexpr int W = 8;
-  static T zero() { return _mm256_setzero_ps(); }
-  static T load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
-  static T set1(float x) { return _mm256_set1_ps(x); }
-  static T fmadd(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
-};
+SX_GEMM_VEC(256)
 constexpr int kMR = 6, kVecs = 2;  // 12 of the 16 ymm registers accumulate
 constexpr int64_t kMC = 96;
 }  // namespace gemm_avx2
@@ -81,16 +85,7 @@ constexpr int64_t kMC = 96;
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,avx512f,avx512vl,avx512bw,avx512dq")
 namespace gemm_avx512 {
-struct Vec {
-  using T = __m512;
-  static constexpr int W = 16;
-  static T zero() { return _mm512_setzero_ps(); }
-  static T load(const float* p) { return _mm512_loadu_ps(p); }
-  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
-  static T set1(float x) { return _mm512_set1_ps(x); }
-  static T fmadd(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
-  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
-};
+SX_GEMM_VEC(512)
 constexpr int kMR = 14, kVecs = 2;  // 28 of the 32 zmm registers accumulate
 constexpr int64_t kMC = 140;
 }  // namespace gemm_avx512
@@ -98,6 +93,7 @@ constexpr int64_t kMC = 140;
 #include "backend/cpu/gemm_driver.inc"
 #undef SX_GEMM_NS
 #pragma GCC pop_options
+#undef SX_GEMM_VEC
 #endif
 
 namespace {
