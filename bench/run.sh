@@ -2,7 +2,7 @@
 # One command: sexpgpu vs PyTorch 1.13 on std/nn's gpt (biases, untied head,
 # AdamW), measured side by side in one run on this machine.
 #
-#   bench/run.sh [build-dir]          (default build-bench; STEPS=, TORCH_STEPS=, QUICK=1)
+#   bench/run.sh [build-dir]          (default build-bench; ROUNDS=, QUICK=1, NO_BUILD=1, CEILING_S=)
 #
 # 1. installs PyTorch for /usr/bin/python3 (Debian python3-torch) if missing;
 # 2. builds Release with -DSEXPGPU_BENCH=ON (sexpgpu, sexpgpu-sgemm-ceiling);

@@ -105,9 +105,9 @@ TEST(Gemm, EveryElementIsTheFmaChainOnEveryIsaAndThreadCount) {
   struct Shape {
     int64_t m, n, k;
   };
-  // Around the register tiles (4/6/14 rows x 16/16/32 columns), the one-pass
-  // path for products of at most 16 x 16, the row blocks (96/140) and the k
-  // block (256); big enough to run over the pool.
+  // Around the register tiles (4/6/14 rows x 16/16/32 columns), attention's
+  // small per-head products, the row blocks (96/140) and the k block (256);
+  // big enough to run over the pool.
   std::vector<Shape> shapes = {{1, 1, 1},     {3, 5, 7},      {13, 33, 17},    {14, 32, 256}, {15, 31, 257},
                                {97, 65, 300}, {145, 47, 513}, {200, 130, 600}, {64, 1, 40},   {1, 70, 90},
                                {29, 16, 33},  {30, 9, 8},     {16, 17, 300},   {13, 8, 1000}, {141, 15, 260},
