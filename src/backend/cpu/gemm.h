@@ -12,7 +12,7 @@
 // Why not OpenBLAS: each of our tiles was its own cblas_sgemm call that
 // packed its operands again, and OpenBLAS's result depends on where a
 // product is cut, so our tiling could not follow the thread count or share
-// one packed operand; here the right-hand operand is packed once per
+// one packed operand; here both operands are packed once per
 // product and shared by every thread, and the AVX-512 kernel uses the
 // full vector width (docs/performance.md).
 #include <cstdint>
