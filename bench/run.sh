@@ -101,8 +101,10 @@ torch_one() {  # setting (threads,coretype) vocab d layers heads seq batch steps
   echo "$out" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["step_s"])'
 }
 
-torch_best() {  # vocab d layers heads seq batch steps warmup -> "step_s setting"
-  local best="" setting="" t
+# -> "step_s setting env_step_s": the best over every setting, and the best
+# with the environment's own core type (the first one tried).
+torch_best() {  # vocab d layers heads seq batch steps warmup
+  local best="" setting="" env_best="" t
   for ct in "${coretypes[@]}"; do
     for s in "default" "2" "2-passive"; do
       t=$(torch_one "$s,${ct:-openblas-default}" "$@")
@@ -110,8 +112,9 @@ torch_best() {  # vocab d layers heads seq batch steps warmup -> "step_s setting
         best=$t; setting="$s,${ct:-openblas-default}"
       fi
     done
+    [ -n "$env_best" ] || env_best=$best
   done
-  echo "$best $setting"
+  echo "$best $setting $env_best"
 }
 
 smaller() { /usr/bin/python3 -c "import sys; print(min(float(a) for a in sys.argv[1:]))" "$@"; }
@@ -126,13 +129,13 @@ for c in "${configs[@]}"; do
   set -- $c
   name=$1; shift
   sx=$(sx_run "$name" "$@")
-  read -r tt setting < <(torch_best "$1" "$2" "$3" "$4" "$5" "$6" "$9" "${10}")
+  read -r tt setting tt_env < <(torch_best "$1" "$2" "$3" "$4" "$5" "$6" "$9" "${10}")
   for ((r = 2; r <= rounds; r++)); do
     sx=$(smaller "$sx" "$(sx_run "$name" "$@")")
     tt=$(smaller "$tt" "$(torch_one "$setting" "$1" "$2" "$3" "$4" "$5" "$6" "$9" "${10}")")
   done
   echo "   $name: sexpgpu ${sx}s/step, torch ${tt}s/step ($setting)" >&2
-  echo "$name $* $sx $tt $setting" >>"$work/rows"
+  echo "$name $* $sx $tt $setting $tt_env" >>"$work/rows"
 done
 
 echo "== peak memory of a medium run"
@@ -157,15 +160,15 @@ def flops(vocab, d, layers, heads, seq, batch):
     n = layers * (4 * d * d + 8 * d * d) + d * vocab
     return batch * seq * (6 * n + 12 * layers * seq * d)
 print()
-print("| config (vocab, d, layers, heads, seq, batch) | sexpgpu tok/s | PyTorch tok/s (setting) | ratio | sexpgpu GFLOP/s | % of sgemm ceiling | % of OpenBLAS (env) | PyTorch GFLOP/s |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| config (vocab, d, layers, heads, seq, batch) | sexpgpu tok/s | PyTorch tok/s (setting) | ratio | ratio to PyTorch with the environment's core type (first round) | sexpgpu GFLOP/s | % of sgemm ceiling | % of OpenBLAS (env) | PyTorch GFLOP/s |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for line in open(f"{work}/rows"):
     f = line.split()
     name, cfg = f[0], [int(x) for x in f[1:7]]
-    sx, tt, setting = float(f[11]), float(f[12]), f[13]
+    sx, tt, setting, tt_env = float(f[11]), float(f[12]), f[13], float(f[14])
     tok = cfg[4] * cfg[5]
     gf = flops(*cfg) / sx / 1e9
-    print(f"| {name} ({', '.join(map(str, cfg))}) | {tok/sx:,.0f} | {tok/tt:,.0f} ({setting}) | {tt/sx:.2f}x | {gf:.1f} | {100*gf/ceil['ceiling']:.0f}% | {100*gf/env_openblas:.0f}% | {flops(*cfg)/tt/1e9:.1f} |")
+    print(f"| {name} ({', '.join(map(str, cfg))}) | {tok/sx:,.0f} | {tok/tt:,.0f} ({setting}) | {tt/sx:.2f}x | {tt_env/sx:.2f}x | {gf:.1f} | {100*gf/ceil['ceiling']:.0f}% | {100*gf/env_openblas:.0f}% | {flops(*cfg)/tt/1e9:.1f} |")
 print(f"\nsgemm ceiling: {ceil['ceiling']:.1f} GFLOP/s on {ceil['workers']} workers ({ceil['one_worker']:.1f} on one)")
 for r in runs:
     print(f"  OpenBLAS ({r['openblas_core']} kernels) {r['openblas']:.1f}, sexpgpu gemm {r['sexpgpu']:.1f} GFLOP/s on {r['workers']} workers")
