@@ -1,6 +1,5 @@
 #include "backend/cpu/executor.h"
 
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>

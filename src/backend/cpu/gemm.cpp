@@ -132,34 +132,32 @@ bool trivial(const Gemm& g) {
 }
 }  // namespace
 
+// The widest instruction set's `call` (a function of gemm_driver.inc).
+#if SX_ISA_CLONES
+#define SX_GEMM_DISPATCH(call)    \
+  switch (gemm_isa()) {           \
+    case Isa::Avx512:             \
+      return gemm_avx512::call;   \
+    case Isa::Avx2:               \
+      return gemm_avx2::call;     \
+    default:                      \
+      return gemm_baseline::call; \
+  }
+#else
+#define SX_GEMM_DISPATCH(call) return gemm_baseline::call;
+#endif
+
 void gemm(const Gemm& g, float* scratch) {
   if (trivial(g)) return;
-  switch (gemm_isa()) {
-#if SX_ISA_CLONES
-    case Isa::Avx512:
-      return gemm_avx512::gemm(g, scratch);
-    case Isa::Avx2:
-      return gemm_avx2::gemm(g, scratch);
-#endif
-    default:
-      return gemm_baseline::gemm(g, scratch);
-  }
+  SX_GEMM_DISPATCH(gemm(g, scratch))
 }
 
 void gemm(const Gemm& g, ThreadPool& pool, float* shared, float* const* scratch) {
   if (trivial(g)) return;
   double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   if (pool.size() == 1 || flops < kGemmParallelFlops) return gemm(g, scratch[0]);
-  switch (gemm_isa()) {
-#if SX_ISA_CLONES
-    case Isa::Avx512:
-      return gemm_avx512::gemm(g, pool, shared, scratch);
-    case Isa::Avx2:
-      return gemm_avx2::gemm(g, pool, shared, scratch);
-#endif
-    default:
-      return gemm_baseline::gemm(g, pool, shared, scratch);
-  }
+  SX_GEMM_DISPATCH(gemm(g, pool, shared))
 }
+#undef SX_GEMM_DISPATCH
 
 }  // namespace sx::cpu

@@ -14,9 +14,9 @@ namespace sx::cpu {
 
 // How a matmul runs (gemm.h), from its shapes alone: `batches` products of
 // [m, k] x [k, n] (a weight broadcast over a contiguous batch is one product
-// of [batch * m, k] x [k, n]). One product runs over the whole pool (its
-// right-hand operand packed once into the shared scratch); several run one
-// per task, grouped into `chunks` so that small ones run inline.
+// of [batch * m, k] x [k, n]). One product runs over the whole pool (both
+// operands packed once into the shared scratch); several run one per task,
+// grouped into `chunks` so that small ones run inline.
 struct MatmulShape {
   bool merged = false;  // the batches were merged into the rows
   int64_t batches = 0, m = 0, n = 0, k = 0;
