@@ -1,4 +1,4 @@
-// sexpgpu explain FILE [selection]: the manifest, the parameters by model
+// sexpgpu explain FILE [selection] [--device cpu|cuda]: the manifest, the parameters by model
 // path, each graph's size and its memory plan with the largest buffers.
 #include <iostream>
 
@@ -33,9 +33,19 @@ void print_graph(const std::string& name, const StepGraph& s) {
 
 }  // namespace
 
+const std::vector<FlagSpec>& explain_flags() {
+  static const std::vector<FlagSpec> flags = [] {
+    std::vector<FlagSpec> f = selection_flags();
+    f.push_back({"--device", "cpu|cuda", "SEXPGPU_DEVICE: the device to plan for (default cpu)"});
+    return f;
+  }();
+  return flags;
+}
+
 ExitStatus cmd_explain(const ParsedArgs& args) {
   const std::string& file = file_argument(args, "explain");
   Environment env = command_environment(args);
+  refuse_unbuilt_devices(env);
   Selection sel = selection_from(args, env);
   Compiled c = compile(file, sel, env);
   std::cout << fmt::format("experiment {} slug {} run {}\n\nknobs:\n", file, c.x->slug, c.x->run->name);

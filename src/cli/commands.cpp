@@ -11,7 +11,7 @@ const std::vector<Command>& commands() {
       {"knobs", "front end", "knobs FILE [--json]", "every knob with its type, default, doc and constraints, and every variant",
        {{"--json", "", "one JSON object for tools"}}, cmd_knobs},
       {"explain", "plan", "explain FILE [selection] [--device cpu|cuda]",
-       "the manifest, parameters, graphs and the memory plan", selection_flags(), cmd_explain},
+       "the manifest, parameters, graphs and the memory plan", explain_flags(), cmd_explain},
       {"sweep", "train", "sweep FILE [--set k=a,b,...] [--variant v1,v2] [--parallel N] [--dir D]",
        "one run per selection of a grid", {}, nullptr},
       {"bundle", "front end", "bundle FILE [selection] [-o out.sxb]", "one archive that runs the same run elsewhere", {},
@@ -33,6 +33,11 @@ Environment command_environment(const ParsedArgs& args) {
   for (const auto& [flag, value] : args.flags)
     if (flag != "--diagnostics") apply_flag(env, flag, value);
   return env;
+}
+
+void refuse_unbuilt_devices(const Environment& env) {
+  if (env.device == Device::cuda)
+    throw UserError(Code::DEV_001, {}, "this sexpgpu was built without CUDA", "run with --device cpu");
 }
 
 }  // namespace sx

@@ -25,9 +25,13 @@ const std::vector<FlagSpec>& run_flags();
 ExitStatus cmd_check(const ParsedArgs& args);
 ExitStatus cmd_knobs(const ParsedArgs& args);
 ExitStatus cmd_explain(const ParsedArgs& args);
+const std::vector<FlagSpec>& explain_flags();
 ExitStatus cmd_help(const ParsedArgs& args);
 
 // The environment with the flags that alias variables applied.
 Environment command_environment(const ParsedArgs& args);
+
+// E-DEV-001 for a device this build does not have (cuda), from --device or SEXPGPU_DEVICE.
+void refuse_unbuilt_devices(const Environment& env);
 
 }  // namespace sx

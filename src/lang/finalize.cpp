@@ -79,6 +79,57 @@ KnobDecl setting_decl(const std::string& name, ValueP dflt, Span at) {
   return k;
 }
 
+// The variant's last `:name value`, which is the one that counts.
+const KeyArg* setting_arg(const VariantDecl& v, const std::string& name) {
+  const KeyArg* last = nullptr;
+  for (const auto& a : v.sets)
+    if (a.key == name) last = &a;
+  return last;
+}
+
+// "e.g. 1, 2 or 4 for a batch of 8": the smallest divisors of the batch.
+std::string divisors_help(int64_t batch) {
+  std::vector<std::string> ds;
+  for (int64_t d = 1; d < batch && ds.size() < 5; ++d)
+    if (batch % d == 0) ds.push_back(std::to_string(d));
+  if (ds.size() < 2) ds.push_back(std::to_string(batch));
+  std::string last = ds.back();
+  ds.pop_back();
+  return fmt::format("choose microbatches that divide the batch, e.g. {} or {} for a batch of {}", fmt::join(ds, ", "),
+                     last, batch);
+}
+
+// :microbatches that do not divide :batch, said where the values came from:
+// the --set or the variant that chose one of them, else the defrun.
+UserError microbatches_error(Interp& in, const Experiment& x, const VariantDecl* variant) {
+  const RunDecl& run = *x.run;
+  std::string help = divisors_help(run.batch);
+  const KnobValue& m = *x.knob_value("microbatches");
+  const KnobValue& b = *x.knob_value("batch");
+  if (m.source == "default" && b.source == "default")
+    return in.error_here(Code::DEF_003, run.span,
+                         fmt::format("defrun `{}`: :microbatches {} does not divide :batch {}", run.name,
+                                     run.microbatches, run.batch),
+                         help);
+  auto from = [&](const KnobValue& k) {
+    if (k.source == "override") return "--set " + k.name;
+    if (k.source == "variant") return "variant " + variant->name;
+    return "defrun :" + k.name;
+  };
+  // The value the user chose on the command line first, then the variant's.
+  const KnobValue& chosen = m.source == "override" || (m.source == "variant" && b.source != "override") ? m : b;
+  Span at = chosen.source == "variant" ? where(*setting_arg(*variant, chosen.name)) : Span{};
+  return in.error_here(Code::KNOB_004, at,
+                       fmt::format("{}: microbatches {} does not divide batch {} (microbatches from {}, batch from {})",
+                                   from(chosen), run.microbatches, run.batch, from(m), from(b)),
+                       help);
+}
+
+bool is_setting(const std::string& name) {
+  const auto& names = run_setting_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 }  // namespace
 
 void finalize_loader(Interp& in, LoaderDecl& l) {
@@ -237,6 +288,11 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
   };
   std::vector<KnobValue> user;
   for (const auto& k : x.knobs) user.push_back(choose(k));
+  // A run setting's type and range do not depend on the file, so its --set is
+  // checked here with the others, before defrun is evaluated.
+  for (const auto& set : sets)
+    if (is_setting(set.first))
+      collect([&] { parse_knob_value(setting_decl(set.first, nil(), run.span), set.second, "--set " + set.first); });
   if (!errors.empty()) throw UserError(std::move(errors));
   x.manifest = user;  // (knob x) inside defrun reads these
 
@@ -297,9 +353,15 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
       if (sel.diagnostics) kv = {name, string(*sel.diagnostics), "override"};
       else if (sel.env_diagnostics) kv = {name, string(*sel.env_diagnostics), "override"};
     }
-    check_knob_value(k, kv.value, {}, kv.source == "override" ? "--" + name : name);
+    if (kv.source == "variant") {
+      const KeyArg& a = *setting_arg(*variant, name);
+      check_knob_value(k, kv.value, where(a), "variant " + variant->name);
+    } else {
+      check_knob_value(k, kv.value, {}, kv.source == "override" ? "--" + name : name);
+    }
     settings.push_back(kv);
   }
+  if (!errors.empty()) throw UserError(std::move(errors));  // (the --set of settings were checked above)
   x.manifest = settings;
   x.manifest.insert(x.manifest.end(), user.begin(), user.end());
   auto setting = [&](const char* n) { return x.knob_value(n)->value; };
@@ -320,11 +382,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
       b = e + 1;
     }
   }
-  if (run.batch % run.microbatches != 0)
-    throw in.error_here(Code::DEF_003, run.span,
-                        fmt::format("defrun `{}`: :microbatches {} does not divide :batch {}", run.name,
-                                    run.microbatches, run.batch),
-                        "choose microbatches that divide the batch, e.g. 1, 2 or 4 for a batch of 8");
+  if (run.batch % run.microbatches != 0) throw microbatches_error(in, x, variant);
 
   for (auto& l : x.loaders) finalize_loader(in, *l);
 
@@ -341,8 +399,15 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
                           "add :loader <a defloader>");
   }
 
+  // Each stage keeps the :loader and :lr-scale of the stage before it (stage 0:
+  // the defrun's loader and 1) unless it sets its own.
+  std::shared_ptr<LoaderDecl> loader = run.loader;
+  double lr_scale = 1.0;
   for (auto& st : x.curriculum) {
     const char* sf = "stage";
+    const KeyArg* loader_key = nullptr;
+    st.loader = loader;
+    st.lr_scale = lr_scale;
     for (const auto& a : st.keys) {
       static const std::vector<std::string> keys = {"loader", "lr-scale", "when", "pass"};
       if (std::find(keys.begin(), keys.end(), a.key) == keys.end()) throw unknown_key(in, a, sf, keys);
@@ -353,22 +418,38 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
       ValueP v = in.eval(a.expr, st.env);
       if (a.key == "loader") {
         st.loader = named<LoaderDecl>(in, a, v, sf, "loader", names_of(x.loaders));
+        loader_key = &a;
       } else if (a.key == "lr-scale") {
         if (!v->is_number() || v->as_double() < 0) throw bad_value(in, a, sf, "a non-negative number", *v);
         st.lr_scale = v->as_double();
+      } else if (auto pass = v->object<EvalDecl>()) {
+        st.pass = pass->name;
       } else {
         if (v->kind != Kind::Symbol && v->kind != Kind::String) throw bad_value(in, a, sf, "a pass name", *v);
         st.pass = v->s;
       }
     }
+    loader = st.loader;
+    lr_scale = st.lr_scale;
+    // The training step is traced once, at the run's window length: a stage
+    // reading other windows would be cut to it.
+    if (st.loader->seq_len != run.loader->seq_len)
+      throw in.error_here(
+          Code::DEF_010, where(*loader_key),
+          fmt::format("stage \"{}\" trains on loader `{}` with :seq-len {}, but the run's training step is traced at "
+                      ":seq-len {} of loader `{}`",
+                      st.name, st.loader->name, st.loader->seq_len, run.loader->seq_len, run.loader->name),
+          fmt::format("give loader `{}` :seq-len {}: every stage trains on windows of the run's length",
+                      st.loader->name, run.loader->seq_len));
     if (&st != &x.curriculum.front() && !st.when)
       throw in.error_here(Code::DEF_002, st.span, fmt::format("stage \"{}\" needs `:when`", st.name),
                           "add :when (< eval/loss 2.5), the condition to move on to it");
-    if (!x.curriculum.empty() &&
-        std::none_of(x.evals.begin(), x.evals.end(), [&](const auto& e) { return e->name == st.pass; }))
+    if (std::none_of(x.evals.begin(), x.evals.end(), [&](const auto& e) { return e->name == st.pass; })) {
+      std::string help = did_you_mean(st.pass, names_of(x.evals));
       throw in.error_here(Code::DEF_006, st.span,
                           fmt::format("stage \"{}\" moves on after pass `{}`, which is not declared", st.name, st.pass),
-                          "declare it with (defeval ...), or name another with :pass");
+                          help.empty() ? "declare it with (defeval ...), or name another with :pass" : help);
+    }
   }
 
   if (x.sweep)

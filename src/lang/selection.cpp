@@ -39,15 +39,39 @@ std::string describe_choices(const KnobDecl& k) {
   return fmt::format("{}", fmt::join(cs, ", "));
 }
 
+namespace {
+
+// "an integer", or for a run setting, whose range no declaration shows, "an
+// integer of at least 1".
+std::string type_phrase(const KnobDecl& k) {
+  std::string type = k.type();
+  std::string phrase = (type == "integer" ? "an " : "a ") + type;
+  if (!k.forced_type.empty() && k.min && !k.max) phrase += " of at least " + canonical(*k.min);
+  return phrase;
+}
+
+// What to write instead of an integer knob's `text`.
+std::string integer_help(const std::string& text, bool overflow) {
+  if (overflow) return "integers run from -9223372036854775808 to 9223372036854775807";
+  double d = 0;
+  const char* b = text.data();
+  const char* e = b + text.size();
+  auto r = std::from_chars(b + (b != e && *b == '+'), e, d);
+  bool parsed = r.ec == std::errc() && r.ptr == e && std::isfinite(d);
+  if (parsed && d == std::floor(d) && std::fabs(d) < 9.2e18 && text.find_first_of("eE") != std::string::npos)
+    return fmt::format("write the integer in digits: {}", static_cast<int64_t>(d));
+  if (text.find_first_of(".eE") != std::string::npos) return "an integer knob takes no fractional part";
+  return "";
+}
+
+}  // namespace
+
 ValueP parse_knob_value(const KnobDecl& k, const std::string& text, const std::string& source) {
   std::string type = k.type();
-  auto wrong = [&]() {
+  auto wrong = [&](bool overflow = false) {
     return UserError(Code::KNOB_003, {},
-                     fmt::format("{}: knob `{}` is {} {}, found `{}`", source, k.name,
-                                 type == "integer" ? "an" : "a", type, text),
-                     type == "integer" && text.find_first_of(".eE") != std::string::npos
-                         ? "an integer knob takes no fractional part"
-                         : "");
+                     fmt::format("{}: knob `{}` is {}, found `{}`", source, k.name, type_phrase(k), text),
+                     type == "integer" ? integer_help(text, overflow) : "");
   };
   ValueP v;
   const char* b = text.data();
@@ -55,6 +79,7 @@ ValueP parse_knob_value(const KnobDecl& k, const std::string& text, const std::s
   if (type == "integer") {
     int64_t i = 0;
     auto r = std::from_chars(b + (b != e && *b == '+'), e, i);
+    if (r.ec == std::errc::result_out_of_range && r.ptr == e) throw wrong(/*overflow=*/true);
     if (r.ec != std::errc() || r.ptr != e || text.empty()) throw wrong();
     v = integer(i);
   } else if (type == "float") {

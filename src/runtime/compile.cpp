@@ -2,6 +2,8 @@
 
 #include <openssl/evp.h>
 
+#include "lang/stage_conditions.h"
+
 namespace sx {
 
 int64_t Compiled::param_count() const {
@@ -104,6 +106,16 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
     add_outputs(p.step);
     c.passes.push_back(std::move(p));
   }
+  // The curriculum's conditions read the metrics of the passes just traced.
+  check_stage_conditions(*c.interp, *c.x, [&](const std::string& pass) {
+    std::vector<std::string> names;
+    for (const auto& p : c.passes)
+      if (p.decl->name == pass) {
+        names.push_back("eval/loss");
+        for (const auto& [metric, id] : p.step.traced.metrics) names.push_back("eval/" + metric);
+      }
+    return names;
+  });
   c.graph_hash = sha256_hex(identity_text(c), 16);
   // From here on the run loop answers signals at step boundaries; the
   // curriculum's :when, evaluated later, must never end in Interrupted.

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <iostream>
 
 #include "lang/manifest_json.h"
@@ -132,11 +133,23 @@ class Session {
     uint64_t seed = static_cast<uint64_t>(run_decl().seed);
     train_feeds_[run_decl().loader->name] = open_train_feed(*run_decl().loader, base_dir(), seed, run_decl().batch);
     for (const auto& st : x_->curriculum)
-      if (st.loader && !train_feeds_.count(st.loader->name))
+      if (!train_feeds_.count(st.loader->name))
         train_feeds_[st.loader->name] = open_train_feed(*st.loader, base_dir(), seed, run_decl().batch);
     for (const auto& p : c_.passes)
       pass_feeds_.push_back(open_pass_feed(*p.decl->loader, base_dir(), p.batch, p.decl->batches, p.decl->name));
-    current_loader_ = run_decl().loader->name;
+    enter_stage(0);
+  }
+
+  // A stage's loader and lr-scale (each already the previous stage's when the stage sets none).
+  void enter_stage(int64_t stage) {
+    stage_ = stage;
+    if (x_->curriculum.empty()) {
+      current_loader_ = run_decl().loader->name;
+      return;
+    }
+    const StageDecl& st = x_->curriculum[static_cast<size_t>(stage)];
+    current_loader_ = st.loader->name;
+    lr_scale_ = st.lr_scale;
   }
 
   // ---- the loop -------------------------------------------------------------
@@ -341,13 +354,13 @@ class Session {
       if (key.rfind(prefix, 0) == 0 && (pass != "eval" || key.find(':') == std::string::npos))
         env->vars[key.substr(prefix.size())] = floating(v);
     env->vars["step"] = integer(k);
+    // Before the first step there is no training loss: NaN, so every comparison with it is false.
+    env->vars["train/loss"] = floating(k > 0 ? train_loss_ : std::numeric_limits<double>::quiet_NaN());
     ValueP ok = c_.interp->eval(st.when, env);
     if (!ok->truthy()) return;
     std::string why = describe_condition(*st.when, *env);
     event("stage", k, {{"from", stage_}, {"to", static_cast<int64_t>(next)}, {"name", st.name}, {"condition", why}});
-    stage_ = static_cast<int64_t>(next);
-    if (st.loader) current_loader_ = st.loader->name;
-    lr_scale_ = st.lr_scale;
+    enter_stage(static_cast<int64_t>(next));
     std::cerr << fmt::format("stage {} {} at step {} ({})\n", stage_, st.name, k, why);
     write_status("running");
   }
@@ -500,9 +513,8 @@ class Session {
     } catch (const nlohmann::json::exception& e) {
       throw bad_state(std::string("state.json does not hold what a resume needs: ") + e.what());
     }
-    if (stage_ > 0 && static_cast<size_t>(stage_) < x_->curriculum.size() + 1)
-      for (int64_t s = 1; s <= stage_ && static_cast<size_t>(s) < x_->curriculum.size(); ++s)
-        lr_scale_ = x_->curriculum[s].lr_scale;
+    if (stage_ >= 0 && static_cast<size_t>(stage_) < x_->curriculum.size())
+      lr_scale_ = x_->curriculum[static_cast<size_t>(stage_)].lr_scale;
     positions_ = loader_positions();
     last_checkpoint_ = {step_, resume_->path};
   }

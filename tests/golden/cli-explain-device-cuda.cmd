@@ -1,0 +1,1 @@
+explain knob-wrong-type.sx --device cuda

@@ -1,0 +1,1 @@
+check knob-wrong-type.sx --set batch=8.5

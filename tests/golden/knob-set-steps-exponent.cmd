@@ -1,0 +1,1 @@
+check knob-wrong-type.sx --set steps=1e3
