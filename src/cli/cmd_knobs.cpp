@@ -28,12 +28,6 @@ std::string constraints_of(const KnobDecl& k) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-const char* setting_type(const std::string& name) {
-  if (name == "precision") return "symbol";
-  if (name == "diagnostics") return "string";
-  return "integer";
-}
-
 }  // namespace
 
 ExitStatus cmd_knobs(const ParsedArgs& args) {
@@ -44,16 +38,19 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
   auto interp = load_experiment(file, sel, env.eval_limit);
   const Experiment& x = interp->experiment();
 
+  // The run's settings are knobs without a defknob: their types and ranges are fixed.
+  std::vector<KnobDecl> settings;
+  for (const auto& name : run_setting_names()) settings.push_back(run_setting_decl(name, nullptr, {}));
   std::vector<KnobRow> rows;
   for (const auto& kv : x.manifest) {
-    KnobRow r{kv.name, setting_type(kv.name), canonical(*kv.value), "", "", x.knob(kv.name)};
-    if (r.decl) {
-      r.type = r.decl->type();
-      r.doc = r.decl->doc;
-      r.constraints = constraints_of(*r.decl);
-    } else {
-      r.doc = "defrun setting";
-    }
+    KnobRow r{kv.name, "", canonical(*kv.value), "", "", x.knob(kv.name)};
+    bool setting = !r.decl;
+    if (setting)
+      for (const auto& k : settings)
+        if (k.name == kv.name) r.decl = &k;
+    r.type = r.decl->type();
+    r.doc = setting ? "defrun setting" : r.decl->doc;
+    r.constraints = constraints_of(*r.decl);
     rows.push_back(r);
   }
 
@@ -63,16 +60,17 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
     out["knobs"] = nlohmann::ordered_json::array();
     for (size_t k = 0; k < rows.size(); ++k) {
       const auto& r = rows[k];
-      nlohmann::ordered_json j = {{"name", r.name}, {"type", r.type}, {"default", to_json(*x.manifest[k].value)},
-                                  {"doc", r.doc}, {"setting", r.decl == nullptr}};
-      if (r.decl) {
-        if (!r.decl->choices.empty()) {
-          j["choices"] = nlohmann::ordered_json::array();
-          for (const auto& c : r.decl->choices) j["choices"].push_back(to_json(*c));
-        }
-        if (r.decl->min) j["min"] = to_json(*r.decl->min);
-        if (r.decl->max) j["max"] = to_json(*r.decl->max);
+      nlohmann::ordered_json j = {{"name", r.name},
+                                  {"type", r.type},
+                                  {"default", to_json(*x.manifest[k].value)},
+                                  {"doc", r.doc},
+                                  {"setting", x.knob(r.name) == nullptr}};
+      if (!r.decl->choices.empty()) {
+        j["choices"] = nlohmann::ordered_json::array();
+        for (const auto& c : r.decl->choices) j["choices"].push_back(to_json(*c));
       }
+      if (r.decl->min) j["min"] = to_json(*r.decl->min);
+      if (r.decl->max) j["max"] = to_json(*r.decl->max);
       out["knobs"].push_back(j);
     }
     out["variants"] = nlohmann::ordered_json::array();

@@ -34,9 +34,10 @@ ExitStatus cmd_run(const ParsedArgs& args) {
   s3::set_credentials(req.env.s3_checkpoint);
   refuse_unbuilt_devices(req.env);
   if (req.env.nodes > 1)
-    throw UserError(Code::NODE_001, {},
-                    fmt::format("SEXPGPU_NODES is {}: this sexpgpu does not run across several nodes yet", req.env.nodes),
-                    "unset SEXPGPU_NODES (or set it to 1) to train on this machine alone");
+    throw UserError(
+        Code::NODE_001, {},
+        fmt::format("SEXPGPU_NODES is {}: this sexpgpu does not run across several nodes yet", req.env.nodes),
+        "unset SEXPGPU_NODES (or set it to 1) to train on this machine alone");
   req.selection = selection_from(args, req.env);
   req.json = args.has("--json");
   return static_cast<ExitStatus>(run_session(req));

@@ -10,6 +10,9 @@ namespace sx {
 // The run's own settings that are knobs too: steps, batch, microbatches, seed,
 // precision, checkpoint-every, eval-every, diagnostics.
 const std::vector<std::string>& run_setting_names();
+// A run setting as a knob: its type and range (`precision` one of f32, bf16, tf32;
+// `seed` and `eval-every` at least 0; the other integers at least 1).
+KnobDecl run_setting_decl(const std::string& name, ValueP dflt, Span at);
 
 // The value `(knob name)` has now: --set, else the selected variant, else the default.
 ValueP current_knob_value(Interp& in, const std::string& name, Span at);

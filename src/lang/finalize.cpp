@@ -61,24 +61,6 @@ std::vector<std::string> names_of(const auto& decls) {
   return out;
 }
 
-// The run settings as knobs: their types and constraints.
-KnobDecl setting_decl(const std::string& name, ValueP dflt, Span at) {
-  KnobDecl k;
-  k.name = name;
-  k.dflt = std::move(dflt);
-  k.span = at;
-  if (name == "precision") {
-    k.forced_type = "symbol";
-    k.choices = {symbol("f32"), symbol("bf16"), symbol("tf32")};
-  } else if (name == "diagnostics") {
-    k.forced_type = "string";
-  } else {
-    k.forced_type = "integer";
-    k.min = integer(name == "seed" || name == "eval-every" ? 0 : 1);
-  }
-  return k;
-}
-
 // The variant's last `:name value`, which is the one that counts.
 const KeyArg* setting_arg(const VariantDecl& v, const std::string& name) {
   const KeyArg* last = nullptr;
@@ -107,10 +89,10 @@ UserError microbatches_error(Interp& in, const Experiment& x, const VariantDecl*
   const KnobValue& m = *x.knob_value("microbatches");
   const KnobValue& b = *x.knob_value("batch");
   if (m.source == "default" && b.source == "default")
-    return in.error_here(Code::DEF_003, run.span,
-                         fmt::format("defrun `{}`: :microbatches {} does not divide :batch {}", run.name,
-                                     run.microbatches, run.batch),
-                         help);
+    return in.error_here(
+        Code::DEF_003, run.span,
+        fmt::format("defrun `{}`: :microbatches {} does not divide :batch {}", run.name, run.microbatches, run.batch),
+        help);
   auto from = [&](const KnobValue& k) {
     if (k.source == "override") return "--set " + k.name;
     if (k.source == "variant") return "variant " + variant->name;
@@ -119,9 +101,10 @@ UserError microbatches_error(Interp& in, const Experiment& x, const VariantDecl*
   // The value the user chose on the command line first, then the variant's.
   const KnobValue& chosen = m.source == "override" || (m.source == "variant" && b.source != "override") ? m : b;
   Span at = chosen.source == "variant" ? where(*setting_arg(*variant, chosen.name)) : Span{};
-  return in.error_here(Code::KNOB_004, at,
-                       fmt::format("{}: microbatches {} does not divide batch {} (microbatches from {}, batch from {})",
-                                   from(chosen), run.microbatches, run.batch, from(m), from(b)),
+  std::string m_text = fmt::format("microbatches {}", run.microbatches);
+  std::string b_text = fmt::format("batch {}", run.batch);
+  (&chosen == &m ? b_text : m_text) += " (from " + from(&chosen == &m ? b : m) + ")";
+  return in.error_here(Code::KNOB_004, at, fmt::format("{}: {} does not divide {}", from(chosen), m_text, b_text),
                        help);
 }
 
@@ -131,6 +114,23 @@ bool is_setting(const std::string& name) {
 }
 
 }  // namespace
+
+KnobDecl run_setting_decl(const std::string& name, ValueP dflt, Span at) {
+  KnobDecl k;
+  k.name = name;
+  k.dflt = std::move(dflt);
+  k.span = at;
+  if (name == "precision") {
+    k.forced_type = "symbol";
+    k.choices = {symbol("f32"), symbol("bf16"), symbol("tf32")};
+  } else if (name == "diagnostics") {
+    k.forced_type = "string";
+  } else {
+    k.forced_type = "integer";
+    k.min = integer(name == "seed" || name == "eval-every" ? 0 : 1);
+  }
+  return k;
+}
 
 void finalize_loader(Interp& in, LoaderDecl& l) {
   if (l.finalized) return;
@@ -292,7 +292,8 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
   // checked here with the others, before defrun is evaluated.
   for (const auto& set : sets)
     if (is_setting(set.first))
-      collect([&] { parse_knob_value(setting_decl(set.first, nil(), run.span), set.second, "--set " + set.first); });
+      collect(
+          [&] { parse_knob_value(run_setting_decl(set.first, nil(), run.span), set.second, "--set " + set.first); });
   if (!errors.empty()) throw UserError(std::move(errors));
   x.manifest = user;  // (knob x) inside defrun reads these
 
@@ -342,7 +343,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
       else if (name == "precision") dflt = symbol("f32");
       else dflt = nil();
     }
-    KnobDecl k = setting_decl(name, dflt, run.span);
+    KnobDecl k = run_setting_decl(name, dflt, run.span);
     for (const auto& a : run.keys)
       if (a.key == name) check_knob_value(k, dflt, where(a), "defrun :" + name);
     KnobValue kv = choose(k);

@@ -1,6 +1,6 @@
 // A curriculum stage's :when is evaluated by the run, after a pass, with the
-// pass's metrics bound. A name it reads that will not be bound then would
-// fail the run after its first pass; check_stage_conditions finds it first.
+// pass's metrics bound. A name it reads that is not bound then would fail the
+// run after its first pass; check_stage_conditions finds it at compile time.
 #include "lang/stage_conditions.h"
 
 #include <algorithm>
@@ -9,16 +9,48 @@ namespace sx {
 
 namespace {
 
-// The symbol of `form` written at `at`, or nullptr.
-const Value* symbol_at(const Value& form, Span at) {
-  if (form.kind == Kind::Symbol && form.span.file == at.file && form.span.begin == at.begin &&
-      form.span.end == at.end)
-    return &form;
-  if (form.kind != Kind::List) return nullptr;
-  for (const auto& item : form.items)
-    if (const Value* s = symbol_at(*item, at)) return s;
-  return nullptr;
-}
+// Walks a :when without evaluating it (its `and`s and `if`s depend on values
+// only the run has) and returns the first symbol it would look up that is
+// neither bound then nor defined. Names bound inside the condition (let, fn,
+// for) count as defined wherever they appear, and a macro call is not looked
+// into: both err towards accepting.
+struct UnboundFinder {
+  const Interp& in;
+  const EnvP& env;
+  const std::vector<std::string>& bound;
+  std::vector<std::string> local;
+
+  void collect_binders(const Value& form) {
+    if (form.kind != Kind::List || form.items.empty()) return;
+    const Value& head = *form.items[0];
+    auto add_names = [&](const Value& v, size_t step) {
+      if (v.kind == Kind::List)
+        for (size_t k = 0; k < v.items.size(); k += step)
+          if (v.items[k]->kind == Kind::Symbol) local.push_back(v.items[k]->s);
+    };
+    if (form.items.size() > 1 && (head.is_symbol("let") || head.is_symbol("for"))) add_names(*form.items[1], 2);
+    if (form.items.size() > 1 && head.is_symbol("fn")) add_names(*form.items[1], 1);
+    for (const auto& item : form.items) collect_binders(*item);
+  }
+
+  bool known(const std::string& name) const {
+    return env->find(name) || in.is_special(name) || std::find(bound.begin(), bound.end(), name) != bound.end() ||
+           std::find(local.begin(), local.end(), name) != local.end();
+  }
+
+  const Value* first_unbound(const Value& form) const {
+    if (form.kind == Kind::Symbol) return known(form.s) ? nullptr : &form;
+    if (form.kind != Kind::List || form.items.empty()) return nullptr;
+    const Value& head = *form.items[0];
+    if (head.is_symbol("quote") || head.is_symbol("quasiquote")) return nullptr;
+    if (head.kind == Kind::Symbol)
+      if (const ValueP* v = env->find(head.s); v && (*v)->object<Closure>() && (*v)->object<Closure>()->is_macro)
+        return nullptr;
+    for (const auto& item : form.items)
+      if (const Value* s = first_unbound(*item)) return s;
+    return nullptr;
+  }
+};
 
 }  // namespace
 
@@ -34,24 +66,16 @@ void check_stage_conditions(Interp& in, const Experiment& x,
   for (const auto& st : x.curriculum) {
     if (!st.when) continue;
     std::vector<std::string> bound = stage_condition_names(pass_metrics(st.pass));
-    // A trial evaluation with stand-in values: only a name that is not bound
-    // is an error here; what the real values make of the condition is the run's.
-    auto env = std::make_shared<Env>(st.env);
-    for (const auto& name : bound) env->vars[name] = name == "step" ? integer(1) : floating(1.0);
-    try {
-      in.eval(st.when, env);
-    } catch (const UserError& e) {
-      if (e.code() != Code::EVAL_001) continue;
-      const Value* name = symbol_at(*st.when, e.diagnostics().front().span);
-      if (!name) continue;
-      std::string help = did_you_mean(name->s, bound);
-      if (help.empty()) help = did_you_mean(name->s, env->names());
-      throw in.error_here(Code::DEF_011, name->span,
-                          fmt::format("stage \"{}\" :when reads `{}`, which is not bound after pass `{}`; it may "
-                                      "read {}",
-                                      st.name, name->s, st.pass, fmt::join(bound, ", ")),
-                          help);
-    }
+    UnboundFinder finder{in, st.env, bound, {}};
+    finder.collect_binders(*st.when);
+    const Value* name = finder.first_unbound(*st.when);
+    if (!name) continue;
+    std::string help = did_you_mean(name->s, bound);
+    if (help.empty()) help = did_you_mean(name->s, st.env->names());
+    throw in.error_here(Code::DEF_011, name->span,
+                        fmt::format("stage \"{}\" :when reads `{}`, which is not bound after pass `{}`; it may read {}",
+                                    st.name, name->s, st.pass, fmt::join(bound, ", ")),
+                        help);
   }
 }
 

@@ -8,9 +8,11 @@
 
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <iostream>
+#include <limits>
 
+#include "checkpoint/checkpoint.h"
+#include "data/train_stream.h"
 #include "lang/manifest_json.h"
 #include "runtime/compile.h"
 #include "runtime/executor.h"
@@ -18,10 +20,8 @@
 #include "runtime/init_from.h"
 #include "runtime/optimizer.h"
 #include "runtime/records.h"
-#include "runtime/signals.h"
-#include "checkpoint/checkpoint.h"
-#include "data/train_stream.h"
 #include "runtime/resume.h"
+#include "runtime/signals.h"
 #include "runtime/timing.h"
 #include "util/version.h"
 
