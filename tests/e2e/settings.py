@@ -35,6 +35,11 @@ def case_set_settings_run():
         for name, value in (("steps", 5), ("seed", 3), ("microbatches", 4)):
             expect(knobs[name] == {"name": name, "value": value, "source": "override"}, str(knobs[name]))
     expect(records[0]["slug"] == "my-run-microbatches=4-seed=3-steps=5", str(records[0]))
+    # --steps wins over a --set of steps: the slug names the steps that run.
+    p = run("run", "examples/my-run.sx", "--set", "steps=7", "--steps", "2", "--json", "--metrics", "stdout")
+    meta = json.loads(p.stdout.splitlines()[0])
+    expect(meta["slug"] == "my-run-steps=2" and knobs_of(meta)["steps"]["value"] == 2, str(meta))
+    expect(json.loads(p.stdout.splitlines()[-1])["steps"] == 2, p.stdout)
     # The seed changes the initial parameters: the first step's loss differs from seed 1's.
     q = run("run", "examples/my-run.sx", "--set", "steps=1", "--json")
     r = run("run", "examples/my-run.sx", "--set", "steps=1", "--set", "seed=3", "--json")
