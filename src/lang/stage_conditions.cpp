@@ -30,6 +30,9 @@ struct UnboundFinder {
     };
     if (form.items.size() > 1 && (head.is_symbol("let") || head.is_symbol("for"))) add_names(*form.items[1], 2);
     if (form.items.size() > 1 && head.is_symbol("fn")) add_names(*form.items[1], 1);
+    bool defines = head.is_symbol("def") || head.is_symbol("defn") || head.is_symbol("defmacro") || head.is_symbol("set!");
+    if (form.items.size() > 1 && defines && form.items[1]->kind == Kind::Symbol) local.push_back(form.items[1]->s);
+    if (form.items.size() > 2 && (head.is_symbol("defn") || head.is_symbol("defmacro"))) add_names(*form.items[2], 1);
     for (const auto& item : form.items) collect_binders(*item);
   }
 
@@ -42,7 +45,9 @@ struct UnboundFinder {
     if (form.kind == Kind::Symbol) return known(form.s) ? nullptr : &form;
     if (form.kind != Kind::List || form.items.empty()) return nullptr;
     const Value& head = *form.items[0];
-    if (head.is_symbol("quote") || head.is_symbol("quasiquote")) return nullptr;
+    // Forms whose arguments are names, not expressions: (knob lr), (require std/nn).
+    if (head.is_symbol("quote") || head.is_symbol("quasiquote") || head.is_symbol("knob") || head.is_symbol("require"))
+      return nullptr;
     if (head.kind == Kind::Symbol)
       if (const ValueP* v = env->find(head.s); v && (*v)->object<Closure>() && (*v)->object<Closure>()->is_macro)
         return nullptr;

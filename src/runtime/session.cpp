@@ -11,8 +11,6 @@
 #include <iostream>
 #include <limits>
 
-#include "checkpoint/checkpoint.h"
-#include "data/train_stream.h"
 #include "lang/manifest_json.h"
 #include "runtime/compile.h"
 #include "runtime/executor.h"
@@ -20,8 +18,10 @@
 #include "runtime/init_from.h"
 #include "runtime/optimizer.h"
 #include "runtime/records.h"
-#include "runtime/resume.h"
 #include "runtime/signals.h"
+#include "checkpoint/checkpoint.h"
+#include "data/train_stream.h"
+#include "runtime/resume.h"
 #include "runtime/timing.h"
 #include "util/version.h"
 
