@@ -30,7 +30,8 @@ struct UnboundFinder {
     };
     if (form.items.size() > 1 && (head.is_symbol("let") || head.is_symbol("for"))) add_names(*form.items[1], 2);
     if (form.items.size() > 1 && head.is_symbol("fn")) add_names(*form.items[1], 1);
-    bool defines = head.is_symbol("def") || head.is_symbol("defn") || head.is_symbol("defmacro") || head.is_symbol("set!");
+    bool defines =
+        head.is_symbol("def") || head.is_symbol("defn") || head.is_symbol("defmacro") || head.is_symbol("set!");
     if (form.items.size() > 1 && defines && form.items[1]->kind == Kind::Symbol) local.push_back(form.items[1]->s);
     if (form.items.size() > 2 && (head.is_symbol("defn") || head.is_symbol("defmacro"))) add_names(*form.items[2], 1);
     for (const auto& item : form.items) collect_binders(*item);
