@@ -7,6 +7,7 @@
 // their knobs (see finalize.cpp).
 #include "lang/declarations.h"
 
+#include "lang/keys.h"
 #include "lang/selection.h"
 
 namespace sx {
@@ -132,9 +133,11 @@ void defknob(Interp& in, const Value& f, const EnvP& env) {
     } else if (a.key == "max") {
       k.max = v;
     } else {
+      std::vector<std::string> keys;
+      for (const auto& key : declaration_keys("defknob")) keys.push_back(":" + key);
       UserError e = def_error(in, Code::DEF_001, a.key_span,
-                              fmt::format("defknob has no key `:{}`; it takes :doc :choices :min :max", a.key));
-      e.first().help = did_you_mean(":" + a.key, {":doc", ":choices", ":min", ":max"});
+                              fmt::format("defknob has no key `:{}`; it takes {}", a.key, fmt::join(keys, " ")));
+      e.first().help = did_you_mean(":" + a.key, keys);
       throw e;
     }
   }
