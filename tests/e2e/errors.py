@@ -27,7 +27,9 @@ def case_missing_data_status_failed():
     expect("error[E-DATA-001]" in p.stderr, p.stderr)
     s = json.load(open(status))
     expect(s["state"] == "failed", f"status state {s['state']}, expected failed: {s}")
-    expect(s["error"] is not None and s["error"]["code"] == "E-DATA-001", str(s))
+    expect(s["error"] is not None and s["error"]["code"] == "E-DATA-001" and s["summary"] is None, str(s))
+    # Found after the file compiled: the status holds the compiled run's steps and knobs.
+    expect(s["steps"] == 1 and s["slug"] == "nodata" and any(k["name"] == "batch" for k in s["knobs"]), str(s))
 
 
 def case_nonfinite_error_step():
