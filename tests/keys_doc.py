@@ -9,7 +9,8 @@ keys with (src/lang/keys.cpp): a `form` line per declaration, then a `key`
 line per key, tab-separated. The reference sits between the markers
 `<!-- keys:begin -->` and `<!-- keys:end -->` of docs/declarations.md; the
 check fails when it differs from what the table gives, so the page cannot
-drift from the code.
+drift from the code, and when tests/golden/good-every-key.sx, which the
+evaluator must accept, leaves a key of the table out.
 """
 import subprocess
 import sys
@@ -33,6 +34,15 @@ def table(exe):
     if not forms:
         sys.exit("keys_doc: `sexpgpu help --keys` printed no table")
     return forms
+
+
+def uses_every_key(root, forms):
+    """tests/golden/good-every-key.sx (which `check` must accept) gives every key of the table a value."""
+    text = (root / "tests/golden/good-every-key.sx").read_text(encoding="utf-8")
+    missing = [f"{name} :{k[0]}" for name, _, _, keys in forms for k in keys if f":{k[0]} " not in text]
+    for m in missing:
+        print(f"keys_doc: tests/golden/good-every-key.sx does not use {m}")
+    return not missing
 
 
 def cell(s):
@@ -61,7 +71,10 @@ def main():
         sys.exit(f"keys_doc: {doc} lacks the markers {BEGIN} and {END}")
     head, rest = text.split(BEGIN, 1)
     body, tail = rest.split(END, 1)
-    want = reference(table(exe))
+    forms = table(exe)
+    if not uses_every_key(root, forms):
+        return 1
+    want = reference(forms)
     if body == want:
         print(f"keys_doc: {doc} shows the key table of every declaration")
         return 0

@@ -378,8 +378,10 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
         } else if (a.key == "lr-scale") {
           if (!v->is_number() || v->as_double() < 0) throw bad_value(in, a, sf, "a non-negative number", *v);
           st.lr_scale = v->as_double();
+        } else if (auto* pass = v->object<EvalDecl>()) {
+          st.pass = pass->name;  // `:pass eval` evaluates to the pass itself
         } else {
-          if (v->kind != Kind::Symbol && v->kind != Kind::String) throw bad_value(in, a, sf, "a pass name", *v);
+          if (v->kind != Kind::Symbol && v->kind != Kind::String) throw bad_value(in, a, sf, "a pass", *v);
           st.pass = v->s;
         }
       }

@@ -81,7 +81,7 @@ const std::vector<DeclForm>& declaration_forms() {
            {"lr-scale", "number >= 0", "1.0", "multiplies the schedule's learning rate"},
            {"when", "expression", "required but for the first stage",
             "evaluated after each pass with the pass's metrics and step bound; true moves the run on"},
-           {"pass", "pass name", "eval", "the pass after which :when is evaluated"},
+           {"pass", "a pass (or its name as a string)", "eval", "the pass after which :when is evaluated"},
        }},
       {"defsweep",
        "(defsweep :knob [values ...] ...)",
