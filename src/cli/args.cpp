@@ -95,7 +95,16 @@ Selection selection_from(const ParsedArgs& args, const Environment& env) {
     if (k == "--set") add_set(s, v);
   if (args.has("--steps")) s.steps = count_flag(args, "--steps", 1);
   if (args.has("--eval-every")) s.eval_every = count_flag(args, "--eval-every", 0);
-  if (auto d = args.last("--diagnostics")) s.diagnostics = *d;
+  if (auto d = args.last("--diagnostics")) {
+    bool empty_item = d->empty() || d->front() == ',' || d->back() == ',' || d->find(",,") != std::string::npos;
+    if (empty_item)
+      throw UserError(Code::CLI_020, {},
+                      fmt::format("`--diagnostics` expected comma-separated globs such as attention/* or "
+                                  "attention/*,logits/*, found `{}`{}",
+                                  *d, d->empty() ? " (empty)" : ", which has an empty item"),
+                      "to compute no diagnostics, leave --diagnostics out");
+    s.diagnostics = *d;
+  }
   if (env.diagnostics) s.env_diagnostics = fmt::format("{}", fmt::join(*env.diagnostics, ","));
   s.slug_base = env.run_slug;
   return s;

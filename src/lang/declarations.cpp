@@ -7,6 +7,7 @@
 // their knobs (see finalize.cpp).
 #include "lang/declarations.h"
 
+#include "lang/keys.h"
 #include "lang/selection.h"
 
 namespace sx {
@@ -116,6 +117,16 @@ void defknob(Interp& in, const Value& f, const EnvP& env) {
                     fmt::format("knob `{}` expected a default of type integer, float, string, symbol or boolean, "
                                 "found {}",
                                 k.name, type_name(*k.dflt)));
+  // A knob with a wrong key is still declared, with its default alone, so that
+  // `check` goes on without an error at each of its uses.
+  struct DeclareAnyway {
+    Experiment& x;
+    KnobDecl plain;
+    bool declared = false;
+    ~DeclareAnyway() {
+      if (!declared) x.knobs.push_back(std::move(plain));
+    }
+  } anyway{x, KnobDecl{k.name, k.dflt, "", {}, nullptr, nullptr, k.span, {}}};
   for (const auto& a : key_args(in, f, 3)) {
     ValueP v = in.eval(a.expr, env);
     if (a.key == "doc") {
@@ -132,9 +143,11 @@ void defknob(Interp& in, const Value& f, const EnvP& env) {
     } else if (a.key == "max") {
       k.max = v;
     } else {
+      std::vector<std::string> keys;
+      for (const auto& key : declaration_keys("defknob")) keys.push_back(":" + key);
       UserError e = def_error(in, Code::DEF_001, a.key_span,
-                              fmt::format("defknob has no key `:{}`; it takes :doc :choices :min :max", a.key));
-      e.first().help = did_you_mean(":" + a.key, {":doc", ":choices", ":min", ":max"});
+                              fmt::format("defknob has no key `:{}`; it takes {}", a.key, fmt::join(keys, " ")));
+      e.first().help = did_you_mean(":" + a.key, keys);
       throw e;
     }
   }
@@ -150,6 +163,7 @@ void defknob(Interp& in, const Value& f, const EnvP& env) {
                     fmt::format("knob `{}` expected :max at least :min {}, found {}", k.name, canonical(*k.min),
                                 canonical(*k.max)));
   check_default(in, probe, f.items[2]->span);
+  anyway.declared = true;
   x.knobs.push_back(std::move(k));
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "lang/declarations.h"
+#include "lang/error_list.h"
+#include "lang/keys.h"
 #include "lang/selection.h"
 
 namespace sx {
@@ -137,8 +139,7 @@ void finalize_loader(Interp& in, LoaderDecl& l) {
   l.finalized = true;
   const char* form = "defloader";
   const KeyArg* tokenizer_key = nullptr;
-  for (auto& [a, v] :
-       eval_keys(in, l.keys, l.env, form, {"source", "format", "tokenizer", "seq-len", "shuffle", "field", "vocab"})) {
+  for (auto& [a, v] : eval_keys(in, l.keys, l.env, form, declaration_keys("defloader"))) {
     if (a->key == "source") {
       if (v->kind != Kind::String || v->s.empty()) throw bad_value(in, *a, form, "a path, glob, manifest or s3:// URI string", *v);
       l.source = v->s;
@@ -296,168 +297,192 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
           [&] { parse_knob_value(run_setting_decl(set.first, nil(), run.span), set.second, "--set " + set.first); });
   if (!errors.empty()) throw UserError(std::move(errors));
   x.manifest = user;  // (knob x) inside defrun reads these
+  // From here on each declaration is checked on its own, and all their errors
+  // are reported together, in file order.
 
   // The run, evaluated with the knobs chosen.
   const char* form = "defrun";
   std::map<std::string, ValueP> setting_defaults;
-  for (auto& [a, v] : eval_keys(in, run.keys, run.env, form,
-                                {"model", "loader", "batch", "microbatches", "steps", "optimizer", "precision", "seed",
-                                 "diagnostics", "checkpoint-every", "keep", "init-from"})) {
-    if (a->key == "model") {
-      run.model = named<ModelDecl>(in, *a, v, form, "model", names_of(x.models));
-    } else if (a->key == "loader") {
-      run.loader = named<LoaderDecl>(in, *a, v, form, "loader", names_of(x.loaders));
-    } else if (a->key == "optimizer") {
-      if (!v->object<OptimizerSpec>()) throw bad_value(in, *a, form, "an optimizer: (adamw ...), (adam ...) or (sgd ...)", *v);
-      run.optimizer = std::static_pointer_cast<OptimizerSpec>(v->obj);
-    } else if (a->key == "keep") {
-      run.keep = positive_int(in, *a, *v, form);
-    } else if (a->key == "init-from") {
-      if (v->kind != Kind::String) throw bad_value(in, *a, form, "a .safetensors path or s3:// URI", *v);
-      run.init_from = v->s;
-    } else if (a->key == "diagnostics") {
-      if (v->kind != Kind::List && v->kind != Kind::Nil) throw bad_value(in, *a, form, "a list of globs", *v);
-      std::vector<std::string> globs;
-      for (const auto& g : v->items) {
-        if (g->kind != Kind::String && g->kind != Kind::Symbol) throw bad_value(in, *a, form, "glob strings", *g);
-        globs.push_back(g->s);
+  collect([&] {
+    for (auto& [a, v] : eval_keys(in, run.keys, run.env, form, declaration_keys("defrun"))) {
+      if (a->key == "model") {
+        run.model = named<ModelDecl>(in, *a, v, form, "model", names_of(x.models));
+      } else if (a->key == "loader") {
+        run.loader = named<LoaderDecl>(in, *a, v, form, "loader", names_of(x.loaders));
+      } else if (a->key == "optimizer") {
+        if (!v->object<OptimizerSpec>())
+          throw bad_value(in, *a, form, "an optimizer: (adamw ...), (adam ...) or (sgd ...)", *v);
+        run.optimizer = std::static_pointer_cast<OptimizerSpec>(v->obj);
+      } else if (a->key == "keep") {
+        run.keep = positive_int(in, *a, *v, form);
+      } else if (a->key == "init-from") {
+        if (v->kind != Kind::String) throw bad_value(in, *a, form, "a .safetensors path or s3:// URI", *v);
+        run.init_from = v->s;
+      } else if (a->key == "diagnostics") {
+        if (v->kind != Kind::List && v->kind != Kind::Nil) throw bad_value(in, *a, form, "a list of globs", *v);
+        std::vector<std::string> globs;
+        for (const auto& g : v->items) {
+          if (g->kind != Kind::String && g->kind != Kind::Symbol) throw bad_value(in, *a, form, "glob strings", *g);
+          globs.push_back(g->s);
+        }
+        setting_defaults["diagnostics"] = string(fmt::format("{}", fmt::join(globs, ",")), where(*a));
+      } else {
+        setting_defaults[a->key] = v;
       }
-      setting_defaults["diagnostics"] = string(fmt::format("{}", fmt::join(globs, ",")), where(*a));
-    } else {
-      setting_defaults[a->key] = v;
     }
-  }
-  for (auto [key, example] : {std::pair{"model", ":model <a defmodel>"}, {"loader", ":loader <a defloader>"},
-                              {"batch", ":batch 8"}, {"steps", ":steps 100"}, {"optimizer", ":optimizer (adamw :lr 3e-4)"}})
-    if (std::none_of(run.keys.begin(), run.keys.end(), [k = key](const KeyArg& a) { return a.key == k; }))
-      throw in.error_here(Code::DEF_002, run.span, fmt::format("defrun `{}` needs `:{}`", run.name, key),
-                          fmt::format("add {}", example));
+    // (After a key that failed, such as a misspelt :step, a missing key is most likely that one.)
+    for (auto [key, example] : {std::pair{"model", ":model <a defmodel>"},
+                                {"loader", ":loader <a defloader>"},
+                                {"batch", ":batch 8"},
+                                {"steps", ":steps 100"},
+                                {"optimizer", ":optimizer (adamw :lr 3e-4)"}})
+      if (std::none_of(run.keys.begin(), run.keys.end(), [k = key](const KeyArg& a) { return a.key == k; }))
+        throw in.error_here(Code::DEF_002, run.span, fmt::format("defrun `{}` needs `:{}`", run.name, key),
+                            fmt::format("add {}", example));
+  });
 
   // The run settings are knobs too; they come first in the manifest.
   std::vector<KnobValue> settings;
-  for (const auto& name : run_setting_names()) {
-    ValueP dflt = setting_defaults.count(name) ? setting_defaults[name] : nullptr;
-    if (!dflt) {
-      if (name == "microbatches") dflt = integer(1);
-      else if (name == "seed") dflt = integer(0);
-      else if (name == "precision") dflt = symbol("f32");
-      else dflt = nil();
+  collect([&] {
+    for (const auto& name : run_setting_names()) {
+      ValueP dflt = setting_defaults.count(name) ? setting_defaults[name] : nullptr;
+      if (!dflt) {
+        if (name == "microbatches")
+          dflt = integer(1);
+        else if (name == "seed")
+          dflt = integer(0);
+        else if (name == "precision")
+          dflt = symbol("f32");
+        else
+          dflt = nil();
+      }
+      KnobDecl k = run_setting_decl(name, dflt, run.span);
+      for (const auto& a : run.keys)
+        if (a.key == name) check_knob_value(k, dflt, where(a), "defrun :" + name);
+      KnobValue kv = choose(k);
+      // --steps, --eval-every, --diagnostics (and SEXPGPU_DIAGNOSTICS) override the file.
+      if (name == "steps" && sel.steps) kv = {name, integer(*sel.steps), "override"};
+      if (name == "eval-every" && sel.eval_every) kv = {name, integer(*sel.eval_every), "override"};
+      if (name == "diagnostics") {
+        if (sel.diagnostics)
+          kv = {name, string(*sel.diagnostics), "override"};
+        else if (sel.env_diagnostics)
+          kv = {name, string(*sel.env_diagnostics), "override"};
+      }
+      if (kv.source == "variant") {
+        const KeyArg& a = *setting_arg(*variant, name);
+        check_knob_value(k, kv.value, where(a), "variant " + variant->name);
+      } else {
+        check_knob_value(k, kv.value, {}, kv.source == "override" ? "--" + name : name);
+      }
+      settings.push_back(kv);
     }
-    KnobDecl k = run_setting_decl(name, dflt, run.span);
-    for (const auto& a : run.keys)
-      if (a.key == name) check_knob_value(k, dflt, where(a), "defrun :" + name);
-    KnobValue kv = choose(k);
-    // --steps, --eval-every, --diagnostics (and SEXPGPU_DIAGNOSTICS) override the file.
-    if (name == "steps" && sel.steps) kv = {name, integer(*sel.steps), "override"};
-    if (name == "eval-every" && sel.eval_every) kv = {name, integer(*sel.eval_every), "override"};
-    if (name == "diagnostics") {
-      if (sel.diagnostics) kv = {name, string(*sel.diagnostics), "override"};
-      else if (sel.env_diagnostics) kv = {name, string(*sel.env_diagnostics), "override"};
+    x.manifest = settings;
+    x.manifest.insert(x.manifest.end(), user.begin(), user.end());
+    auto setting = [&](const char* n) { return x.knob_value(n)->value; };
+    run.steps = setting("steps")->i;
+    run.batch = setting("batch")->i;
+    run.microbatches = setting("microbatches")->i;
+    run.seed = setting("seed")->i;
+    run.precision = setting("precision")->s;
+    if (ValueP c = setting("checkpoint-every"); c->kind == Kind::Int) run.checkpoint_every = c->i;
+    if (ValueP e = setting("eval-every"); e->kind == Kind::Int) run.eval_every = e->i;
+    run.diagnostics.clear();
+    if (ValueP d = setting("diagnostics"); d->kind == Kind::String) {
+      std::string s = d->s;
+      for (size_t b = 0; b < s.size();) {
+        size_t e = s.find(',', b);
+        if (e == std::string::npos) e = s.size();
+        if (e > b) run.diagnostics.push_back(s.substr(b, e - b));
+        b = e + 1;
+      }
     }
-    if (kv.source == "variant") {
-      const KeyArg& a = *setting_arg(*variant, name);
-      check_knob_value(k, kv.value, where(a), "variant " + variant->name);
-    } else {
-      check_knob_value(k, kv.value, {}, kv.source == "override" ? "--" + name : name);
-    }
-    settings.push_back(kv);
-  }
-  if (!errors.empty()) throw UserError(std::move(errors));  // (the --set of settings were checked above)
-  x.manifest = settings;
-  x.manifest.insert(x.manifest.end(), user.begin(), user.end());
-  auto setting = [&](const char* n) { return x.knob_value(n)->value; };
-  run.steps = setting("steps")->i;
-  run.batch = setting("batch")->i;
-  run.microbatches = setting("microbatches")->i;
-  run.seed = setting("seed")->i;
-  run.precision = setting("precision")->s;
-  if (ValueP c = setting("checkpoint-every"); c->kind == Kind::Int) run.checkpoint_every = c->i;
-  if (ValueP e = setting("eval-every"); e->kind == Kind::Int) run.eval_every = e->i;
-  run.diagnostics.clear();
-  if (ValueP d = setting("diagnostics"); d->kind == Kind::String) {
-    std::string s = d->s;
-    for (size_t b = 0; b < s.size();) {
-      size_t e = s.find(',', b);
-      if (e == std::string::npos) e = s.size();
-      if (e > b) run.diagnostics.push_back(s.substr(b, e - b));
-      b = e + 1;
-    }
-  }
-  if (run.batch % run.microbatches != 0) throw microbatches_error(in, x, variant);
+    if (run.batch % run.microbatches != 0) throw microbatches_error(in, x, variant);
+  });
 
-  for (auto& l : x.loaders) finalize_loader(in, *l);
+  for (auto& l : x.loaders) collect([&] { finalize_loader(in, *l); });
 
-  for (auto& e : x.evals) {
-    const char* ef = "defeval";
-    for (auto& [a, v] : eval_keys(in, e->keys, e->env, ef, {"loader", "every", "batches", "batch"})) {
-      if (a->key == "loader") e->loader = named<LoaderDecl>(in, *a, v, ef, "loader", names_of(x.loaders));
-      else if (a->key == "every") e->every = positive_int(in, *a, *v, ef, 0);
-      else if (a->key == "batches") e->batches = positive_int(in, *a, *v, ef);
-      else if (a->key == "batch") e->batch = positive_int(in, *a, *v, ef);
-    }
-    if (!e->loader)
-      throw in.error_here(Code::DEF_002, e->span, fmt::format("pass `{}` needs `:loader`", e->name),
-                          "add :loader <a defloader>");
-  }
+  for (auto& e : x.evals)
+    collect([&] {
+      const char* ef = "defeval";
+      for (auto& [a, v] : eval_keys(in, e->keys, e->env, ef, declaration_keys("defeval"))) {
+        if (a->key == "loader")
+          e->loader = named<LoaderDecl>(in, *a, v, ef, "loader", names_of(x.loaders));
+        else if (a->key == "every")
+          e->every = positive_int(in, *a, *v, ef, 0);
+        else if (a->key == "batches")
+          e->batches = positive_int(in, *a, *v, ef);
+        else if (a->key == "batch")
+          e->batch = positive_int(in, *a, *v, ef);
+      }
+      if (!e->loader)
+        throw in.error_here(Code::DEF_002, e->span, fmt::format("pass `{}` needs `:loader`", e->name),
+                            "add :loader <a defloader>");
+    });
 
   // Each stage keeps the :loader and :lr-scale of the stage before it (stage 0:
   // the defrun's loader and 1) unless it sets its own.
   std::shared_ptr<LoaderDecl> loader = run.loader;
   double lr_scale = 1.0;
   for (auto& st : x.curriculum) {
-    const char* sf = "stage";
-    const KeyArg* loader_key = nullptr;
     st.loader = loader;
     st.lr_scale = lr_scale;
-    for (const auto& a : st.keys) {
-      static const std::vector<std::string> keys = {"loader", "lr-scale", "when", "pass"};
-      if (std::find(keys.begin(), keys.end(), a.key) == keys.end()) throw unknown_key(in, a, sf, keys);
-      if (a.key == "when") {
-        st.when = a.expr;  // evaluated by the run after each pass
-        continue;
+    collect([&] {
+      const char* sf = "stage";
+      const KeyArg* loader_key = nullptr;
+      for (const auto& a : st.keys) {
+        static const std::vector<std::string> keys = declaration_keys("stage");
+        if (std::find(keys.begin(), keys.end(), a.key) == keys.end()) throw unknown_key(in, a, sf, keys);
+        if (a.key == "when") {
+          st.when = a.expr;  // evaluated by the run after each pass
+          continue;
+        }
+        ValueP v = in.eval(a.expr, st.env);
+        if (a.key == "loader") {
+          st.loader = named<LoaderDecl>(in, a, v, sf, "loader", names_of(x.loaders));
+          loader_key = &a;
+        } else if (a.key == "lr-scale") {
+          if (!v->is_number() || v->as_double() < 0) throw bad_value(in, a, sf, "a non-negative number", *v);
+          st.lr_scale = v->as_double();
+        } else if (auto pass = v->object<EvalDecl>()) {
+          st.pass = pass->name;  // `:pass eval` evaluates to the pass itself
+        } else {
+          if (v->kind != Kind::Symbol && v->kind != Kind::String) throw bad_value(in, a, sf, "a pass name", *v);
+          st.pass = v->s;
+        }
       }
-      ValueP v = in.eval(a.expr, st.env);
-      if (a.key == "loader") {
-        st.loader = named<LoaderDecl>(in, a, v, sf, "loader", names_of(x.loaders));
-        loader_key = &a;
-      } else if (a.key == "lr-scale") {
-        if (!v->is_number() || v->as_double() < 0) throw bad_value(in, a, sf, "a non-negative number", *v);
-        st.lr_scale = v->as_double();
-      } else if (auto pass = v->object<EvalDecl>()) {
-        st.pass = pass->name;
-      } else {
-        if (v->kind != Kind::Symbol && v->kind != Kind::String) throw bad_value(in, a, sf, "a pass name", *v);
-        st.pass = v->s;
+      // The training step is traced once, at the run's window length: a stage
+      // reading other windows would be cut to it.
+      if (loader_key && st.loader && run.loader && st.loader->seq_len != run.loader->seq_len)
+        throw in.error_here(
+            Code::DEF_010, where(*loader_key),
+            fmt::format("stage \"{}\" trains on loader `{}` with :seq-len {}, but the run's training step is traced at "
+                        ":seq-len {} of loader `{}`",
+                        st.name, st.loader->name, st.loader->seq_len, run.loader->seq_len, run.loader->name),
+            fmt::format("give loader `{}` :seq-len {}: every stage trains on windows of the run's length",
+                        st.loader->name, run.loader->seq_len));
+      if (&st != &x.curriculum.front() && !st.when)
+        throw in.error_here(Code::DEF_002, st.span, fmt::format("stage \"{}\" needs `:when`", st.name),
+                            "add :when (< eval/loss 2.5), the condition to move on to it");
+      if (std::none_of(x.evals.begin(), x.evals.end(), [&](const auto& e) { return e->name == st.pass; })) {
+        std::string help = did_you_mean(st.pass, names_of(x.evals));
+        throw in.error_here(Code::DEF_006, st.span,
+                            fmt::format("stage \"{}\" moves on after pass `{}`, which is not declared", st.name, st.pass),
+                            help.empty() ? "declare it with (defeval ...), or name another with :pass" : help);
       }
-    }
+    });
     loader = st.loader;
     lr_scale = st.lr_scale;
-    // The training step is traced once, at the run's window length: a stage
-    // reading other windows would be cut to it.
-    if (st.loader->seq_len != run.loader->seq_len)
-      throw in.error_here(
-          Code::DEF_010, where(*loader_key),
-          fmt::format("stage \"{}\" trains on loader `{}` with :seq-len {}, but the run's training step is traced at "
-                      ":seq-len {} of loader `{}`",
-                      st.name, st.loader->name, st.loader->seq_len, run.loader->seq_len, run.loader->name),
-          fmt::format("give loader `{}` :seq-len {}: every stage trains on windows of the run's length",
-                      st.loader->name, run.loader->seq_len));
-    if (&st != &x.curriculum.front() && !st.when)
-      throw in.error_here(Code::DEF_002, st.span, fmt::format("stage \"{}\" needs `:when`", st.name),
-                          "add :when (< eval/loss 2.5), the condition to move on to it");
-    if (std::none_of(x.evals.begin(), x.evals.end(), [&](const auto& e) { return e->name == st.pass; })) {
-      std::string help = did_you_mean(st.pass, names_of(x.evals));
-      throw in.error_here(Code::DEF_006, st.span,
-                          fmt::format("stage \"{}\" moves on after pass `{}`, which is not declared", st.name, st.pass),
-                          help.empty() ? "declare it with (defeval ...), or name another with :pass" : help);
-    }
   }
 
   if (x.sweep)
     for (const auto& [name, values] : x.sweep->grid)
       if (!is_knob(name))
-        throw in.error_here(Code::KNOB_001, x.sweep->span,
-                            fmt::format("defsweep varies `{}`, which is not a knob", name), did_you_mean(name, all_knobs));
+        collect([&, n = name] {
+          throw in.error_here(Code::KNOB_001, x.sweep->span,
+                              fmt::format("defsweep varies `{}`, which is not a knob", n), did_you_mean(n, all_knobs));
+        });
+  if (!errors.empty()) throw in_file_order(std::move(errors));
 
   std::vector<std::pair<std::string, std::string>> canon;
   for (const auto& [name, text] : sets) canon.emplace_back(name, canonical(*x.knob_value(name)->value));

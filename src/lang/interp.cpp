@@ -134,9 +134,42 @@ std::string Interp::call_chain(size_t max) const {
   return fmt::format("{}", fmt::join(parts, " <- "));
 }
 
+namespace {
+// Bundled libraries are registered under their name ("std/nn") and shown as "std/nn.sx".
+bool in_bundled_file(const Span& s) {
+  if (!s.valid()) return false;
+  const SourceFile& f = Sources::global().get(s.file);
+  return f.path.rfind("std/", 0) == 0 && f.display == f.path + ".sx";
+}
+}  // namespace
+
+namespace {
+// A declaration binds at most its own name, so the forms after a broken one can still be checked.
+bool is_declaration(const Value& form) {
+  if (form.kind != Kind::List || form.items.empty() || form.items[0]->kind != Kind::Symbol) return false;
+  static const std::set<std::string> names = {"defknob", "defvariant", "defloader",     "defmodel",
+                                              "defrun",  "defeval",    "defcurriculum", "defsweep"};
+  return names.count(form.items[0]->s) != 0;
+}
+}  // namespace
+
+void Interp::point_at_user_call(Diagnostic& d) const {
+  if (!in_bundled_file(d.span)) return;
+  for (size_t k = frames_.size(); k-- > 0;) {
+    const Span& call = frames_[k].call;
+    if (call.valid() && !in_bundled_file(call)) {
+      d.notes.insert(d.notes.begin(), fmt::format("raised at {}, inside `{}` of the bundled library",
+                                                  Sources::global().where(d.span), frames_[k].name));
+      d.span = call;
+      return;
+    }
+  }
+}
+
 UserError Interp::error_here(Code c, Span span, std::string message, std::string help) const {
   Diagnostic d{c, std::move(message), span, {}, std::move(help)};
   if (!frames_.empty()) d.notes.push_back("in: " + call_chain());
+  point_at_user_call(d);
   return UserError(std::move(d));
 }
 
@@ -237,6 +270,7 @@ ValueP Interp::apply(const ValueP& fn, Args& args) {
       // Errors raised by a builtin without a position belong to the call.
       if (!e.first().span.valid()) e.first().span = args.call;
       if (e.first().notes.empty() && !frames_.empty()) e.first().notes.push_back("in: " + call_chain());
+      point_at_user_call(e.first());
       throw;
     }
   }
@@ -358,7 +392,18 @@ void Interp::eval_file(const std::string& path, const std::string& display, Span
     std::vector<std::string>& r;
     ~Pop() { r.pop_back(); }
   } pop{requiring_};
-  for (const auto& form : read_all(id)) eval(form, globals_);
+  for (const auto& form : read_all(id)) {
+    if (!is_declaration(*form)) {
+      eval(form, globals_);
+      continue;
+    }
+    try {
+      eval(form, globals_);
+    } catch (const UserError& e) {
+      if (e.code() == Code::EVAL_041 || e.code() == Code::EVAL_042) throw;  // later forms would fail the same way
+      declaration_errors.insert(declaration_errors.end(), e.diagnostics().begin(), e.diagnostics().end());
+    }
+  }
   required_.insert(key);
 }
 

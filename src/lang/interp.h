@@ -124,6 +124,10 @@ class Interp {
   std::string call_chain(size_t max = 5) const;
   // A UserError at `span` with the call chain attached as an "in:" note.
   UserError error_here(Code c, Span span, std::string message, std::string help = {}) const;
+  // An error raised inside a bundled library (std/nn) points at the user's own
+  // call that led there, the innermost frame called from the user's files; the
+  // library's position becomes a note.
+  void point_at_user_call(Diagnostic& d) const;
 
   struct Frame {
     std::string name;
@@ -145,6 +149,10 @@ class Interp {
 
   // The model trace in progress, if any: tensor operations are allowed only then.
   TraceContext* trace = nullptr;
+
+  // Errors of top-level declarations (defknob, defloader, ...): evaluation goes
+  // on past them, so that `check` reports every one, in file order.
+  std::vector<Diagnostic> declaration_errors;
 
  private:
   ValueP eval_list(const ValueP& form, const EnvP& env);

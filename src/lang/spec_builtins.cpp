@@ -147,6 +147,19 @@ void register_spec_builtins(Interp& in) {
       throw UserError(Code::EVAL_004, a.span_of(0),
                       fmt::format("`vocab` expected a loader, found {}", type_name(*a[0])));
     finalize_loader(in, *l);
+    if (l->vocab_size() < 0) {
+      // A bpe tokenizer's size is in its tokenizer.json, which is read only when the data is.
+      Span at = l->span;
+      for (const auto& k : l->keys)
+        if (k.key == "tokenizer") at = k.expr->span.valid() ? k.expr->span : k.key_span;
+      UserError e(Code::DATA_040, at,
+                  fmt::format("(vocab {}) expected a vocabulary size known at compile time, found a {} tokenizer, "
+                              "whose size is known only once its file {} is read",
+                              l->name, l->tokenizer->kind, l->tokenizer->path),
+                  fmt::format("give the loader its vocabulary size: (defloader {} ... :vocab 50257)", l->name));
+      e.first().notes.push_back("asked for by (vocab " + l->name + ") at " + Sources::global().where(a.call));
+      throw e;
+    }
     return integer(l->vocab_size(), a.call);
   });
 }

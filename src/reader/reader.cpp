@@ -1,7 +1,9 @@
 #include "reader/reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -345,9 +347,28 @@ class Reader {
   uint32_t line_ = 1, col_ = 1;
 };
 
+// A UTF-8 byte-order mark is not part of the text: dropping it before the file
+// is registered keeps every byte offset, line, column and caret right.
+std::string without_bom(std::string text) {
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  return text;
+}
+
 }  // namespace
 
 int32_t load_source(const std::string& path, const std::string& display, Span from) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    std::vector<std::string> inside;
+    for (const auto& e : std::filesystem::directory_iterator(path, ec))
+      if (e.path().extension() == ".sx")
+        inside.push_back((std::filesystem::path(display) / e.path().filename()).string());
+    std::sort(inside.begin(), inside.end());
+    if (inside.size() > 5) inside.resize(5), inside.push_back("...");
+    throw UserError(Code::READ_020, from, fmt::format("expected an .sx file at {}, found a directory", display),
+                    inside.empty() ? "name an .sx file; this directory holds none"
+                                   : fmt::format("name an .sx file inside it: {}", fmt::join(inside, ", ")));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw UserError(Code::READ_009, from, fmt::format("expected a readable file at {}, found none", display),
@@ -364,7 +385,7 @@ int32_t load_source(const std::string& path, const std::string& display, Span fr
   in.seekg(0);
   std::string text(static_cast<size_t>(size), '\0');
   in.read(text.data(), size);
-  return Sources::global().add(path, display, std::move(text));
+  return Sources::global().add(path, display, without_bom(std::move(text)));
 }
 
 std::vector<ValueP> read_all(int32_t file) { return Reader(file).all(); }
@@ -373,7 +394,7 @@ std::vector<ValueP> read_string(std::string_view text, const std::string& displa
   if (text.size() > kMaxSourceBytes)
     throw UserError(Code::READ_006, {},
                     fmt::format("expected an .sx text of at most 16 MiB, found {} bytes", text.size()));
-  return read_all(Sources::global().add(display, display, std::string(text)));
+  return read_all(Sources::global().add(display, display, without_bom(std::string(text))));
 }
 
 }  // namespace sx

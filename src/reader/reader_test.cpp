@@ -24,6 +24,19 @@ Code read_error(std::string_view text) {
   return Code::CLI_001;
 }
 
+TEST(Reader, ByteOrderMarkIsSkipped) {
+  auto vs = read_string("\xEF\xBB\xBF(a\n b)");
+  ASSERT_EQ(vs.size(), 1u);
+  EXPECT_EQ(repr(*vs[0]), "(a b)");
+  EXPECT_EQ(vs[0]->span.line, 1u);
+  EXPECT_EQ(vs[0]->span.col, 1u);
+  EXPECT_EQ(vs[0]->span.begin, 0u);  // offsets count from the first character after the mark
+  EXPECT_EQ(vs[0]->items[1]->span.line, 2u);
+  EXPECT_EQ(vs[0]->items[1]->span.col, 2u);
+  // Only at the start: elsewhere U+FEFF is a character like any other, here inside a string.
+  EXPECT_EQ(read1("\"\xEF\xBB\xBF\""), "\"\xEF\xBB\xBF\"");
+}
+
 TEST(Reader, Atoms) {
   EXPECT_EQ(read1("42"), "42");
   EXPECT_EQ(read1("-7"), "-7");

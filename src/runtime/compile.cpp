@@ -2,6 +2,9 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
+#include <iostream>
+
 #include "lang/stage_conditions.h"
 
 namespace sx {
@@ -51,6 +54,29 @@ std::vector<SelectedTap> selected_taps(const Graph& g, const std::vector<std::st
   return out;
 }
 
+// A glob that selects nothing is most often a typo ("attn/*"): said on one
+// warning line, with the names closest to it, and the run goes on.
+void warn_unmatched_globs(const Graph& g, const std::vector<std::string>& globs) {
+  std::vector<std::string> names = {"grad/norm", "update/ratio"};  // the optimizer's, outside the graph
+  for (NodeId id = 0; id < g.size(); ++id)
+    if (const Node& n = g.node(id);
+        n.op == Op::Tap && std::find(names.begin(), names.end(), n.attrs.name) == names.end())
+      names.push_back(n.attrs.name);
+  for (const auto& glob : globs) {
+    if (std::any_of(names.begin(), names.end(), [&](const std::string& n) { return diagnostic_match(glob, n); }))
+      continue;
+    std::vector<std::string> closest = names;
+    std::stable_sort(closest.begin(), closest.end(), [&](const std::string& a, const std::string& b) {
+      return edit_distance(glob, a) < edit_distance(glob, b);
+    });
+    if (closest.size() > 3) closest.resize(3);
+    std::string near = nearest(glob, names);
+    std::cerr << fmt::format(
+        "warning: diagnostics glob `{}` matches no diagnostic of this model; {}the closest are {}\n", glob,
+        near.empty() ? "" : fmt::format("did you mean `{}`? ", near), fmt::join(closest, ", "));
+  }
+}
+
 void add_outputs(StepGraph& s) {
   s.outputs.push_back(s.traced.loss);
   for (const auto& [name, id] : s.traced.metrics) s.outputs.push_back(id);
@@ -93,6 +119,7 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
   // autodiff: the backward of the mean loss
   c.train.grads = backward(c.train.traced.graph, c.train.traced.loss, run.model->span);
   c.train.taps = selected_taps(c.train.traced.graph, run.diagnostics);
+  warn_unmatched_globs(c.train.traced.graph, run.diagnostics);
   add_outputs(c.train);
   c.params = params_of(c.train.traced.graph);
 
