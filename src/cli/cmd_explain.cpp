@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "lang/selection.h"
 #include "runtime/compile.h"
+#include "runtime/signals.h"
 
 namespace sx {
 
@@ -20,8 +21,8 @@ std::string bytes_text(int64_t b) {
 void print_graph(const std::string& name, const StepGraph& s) {
   const Graph& g = s.traced.graph;
   const plan::Plan& p = s.plan;
-  std::cout << fmt::format("graph {}: {} nodes, {} computed, {} in place, {} views; plan {} ({} without reuse)\n",
-                           name, g.size(), p.schedule.size(), p.in_place, p.aliases, bytes_text(p.arena_bytes),
+  std::cout << fmt::format("graph {}: {} nodes, {} computed, {} in place, {} views; plan {} ({} without reuse)\n", name,
+                           g.size(), p.schedule.size(), p.in_place, p.aliases, bytes_text(p.arena_bytes),
                            bytes_text(p.total_bytes));
   for (const auto& [id, bytes] : p.largest(5)) {
     const Node& n = g.node(id);
@@ -37,7 +38,7 @@ ExitStatus cmd_explain(const ParsedArgs& args) {
   const std::string& file = file_argument(args, "explain");
   Environment env = command_environment(args);
   Selection sel = selection_from(args, env);
-  Compiled c = compile(file, sel, env);
+  Compiled c = compile(file, sel, env, StopSignals::flag());
   std::cout << fmt::format("experiment {} slug {} run {}\n\nknobs:\n", file, c.x->slug, c.x->run->name);
   for (const auto& k : c.x->manifest)
     std::cout << fmt::format("  {:<18} {:<10} {}\n", k.name, canonical(*k.value), k.source);

@@ -6,6 +6,7 @@
 #include "lang/declarations.h"
 #include "lang/frontend.h"
 #include "lang/manifest_json.h"
+#include "runtime/signals.h"
 
 namespace sx {
 
@@ -41,7 +42,7 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
   Environment env = command_environment(args);
   Selection sel;  // the defaults: no variant, no --set
   sel.slug_base = env.run_slug;
-  auto interp = load_experiment(file, sel, env.eval_limit);
+  auto interp = load_experiment(file, sel, env.eval_limit, StopSignals::flag());
   const Experiment& x = interp->experiment();
 
   std::vector<KnobRow> rows;
@@ -63,8 +64,11 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
     out["knobs"] = nlohmann::ordered_json::array();
     for (size_t k = 0; k < rows.size(); ++k) {
       const auto& r = rows[k];
-      nlohmann::ordered_json j = {{"name", r.name}, {"type", r.type}, {"default", to_json(*x.manifest[k].value)},
-                                  {"doc", r.doc}, {"setting", r.decl == nullptr}};
+      nlohmann::ordered_json j = {{"name", r.name},
+                                  {"type", r.type},
+                                  {"default", to_json(*x.manifest[k].value)},
+                                  {"doc", r.doc},
+                                  {"setting", r.decl == nullptr}};
       if (r.decl) {
         if (!r.decl->choices.empty()) {
           j["choices"] = nlohmann::ordered_json::array();
@@ -86,8 +90,8 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
   }
 
   size_t wn = 4, wt = 4, wd = 7;
-  for (const auto& r : rows) wn = std::max(wn, r.name.size()), wt = std::max(wt, r.type.size()),
-                             wd = std::max(wd, r.dflt.size());
+  for (const auto& r : rows)
+    wn = std::max(wn, r.name.size()), wt = std::max(wt, r.type.size()), wd = std::max(wd, r.dflt.size());
   std::cout << fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", "knob", wn, "type", wt, "default", wd, "doc");
   for (const auto& r : rows) {
     std::string doc = r.doc;
@@ -95,8 +99,10 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
     std::cout << fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", r.name, wn, r.type, wt, r.dflt, wd, doc);
   }
   std::cout << "\n";
-  if (x.variants.empty()) std::cout << "variants: none\n";
-  else std::cout << "variants:\n";
+  if (x.variants.empty())
+    std::cout << "variants: none\n";
+  else
+    std::cout << "variants:\n";
   for (const auto& v : x.variants) {
     std::vector<std::string> sets;
     for (const auto& a : v.sets) sets.push_back(fmt::format("{}={}", a.key, canonical(*a.expr)));
