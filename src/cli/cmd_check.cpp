@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "runtime/compile.h"
 #include "runtime/signals.h"
+#include "runtime/compile.h"
 
 namespace sx {
 

@@ -3,9 +3,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "runtime/signals.h"
 #include "lang/selection.h"
 #include "runtime/compile.h"
-#include "runtime/signals.h"
 
 namespace sx {
 
@@ -21,8 +21,8 @@ std::string bytes_text(int64_t b) {
 void print_graph(const std::string& name, const StepGraph& s) {
   const Graph& g = s.traced.graph;
   const plan::Plan& p = s.plan;
-  std::cout << fmt::format("graph {}: {} nodes, {} computed, {} in place, {} views; plan {} ({} without reuse)\n", name,
-                           g.size(), p.schedule.size(), p.in_place, p.aliases, bytes_text(p.arena_bytes),
+  std::cout << fmt::format("graph {}: {} nodes, {} computed, {} in place, {} views; plan {} ({} without reuse)\n",
+                           name, g.size(), p.schedule.size(), p.in_place, p.aliases, bytes_text(p.arena_bytes),
                            bytes_text(p.total_bytes));
   for (const auto& [id, bytes] : p.largest(5)) {
     const Node& n = g.node(id);

@@ -3,10 +3,10 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "runtime/signals.h"
 #include "lang/declarations.h"
 #include "lang/frontend.h"
 #include "lang/manifest_json.h"
-#include "runtime/signals.h"
 
 namespace sx {
 
@@ -64,11 +64,8 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
     out["knobs"] = nlohmann::ordered_json::array();
     for (size_t k = 0; k < rows.size(); ++k) {
       const auto& r = rows[k];
-      nlohmann::ordered_json j = {{"name", r.name},
-                                  {"type", r.type},
-                                  {"default", to_json(*x.manifest[k].value)},
-                                  {"doc", r.doc},
-                                  {"setting", r.decl == nullptr}};
+      nlohmann::ordered_json j = {{"name", r.name}, {"type", r.type}, {"default", to_json(*x.manifest[k].value)},
+                                  {"doc", r.doc}, {"setting", r.decl == nullptr}};
       if (r.decl) {
         if (!r.decl->choices.empty()) {
           j["choices"] = nlohmann::ordered_json::array();
@@ -90,8 +87,8 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
   }
 
   size_t wn = 4, wt = 4, wd = 7;
-  for (const auto& r : rows)
-    wn = std::max(wn, r.name.size()), wt = std::max(wt, r.type.size()), wd = std::max(wd, r.dflt.size());
+  for (const auto& r : rows) wn = std::max(wn, r.name.size()), wt = std::max(wt, r.type.size()),
+                             wd = std::max(wd, r.dflt.size());
   std::cout << fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", "knob", wn, "type", wt, "default", wd, "doc");
   for (const auto& r : rows) {
     std::string doc = r.doc;
@@ -99,10 +96,8 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
     std::cout << fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", r.name, wn, r.type, wt, r.dflt, wd, doc);
   }
   std::cout << "\n";
-  if (x.variants.empty())
-    std::cout << "variants: none\n";
-  else
-    std::cout << "variants:\n";
+  if (x.variants.empty()) std::cout << "variants: none\n";
+  else std::cout << "variants:\n";
   for (const auto& v : x.variants) {
     std::vector<std::string> sets;
     for (const auto& a : v.sets) sets.push_back(fmt::format("{}={}", a.key, canonical(*a.expr)));
