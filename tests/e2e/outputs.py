@@ -327,22 +327,32 @@ def case_signal_at_start():
     for cmd in ("check", "knobs", "explain", "run"):
         tries += [([cmd, "tests/e2e/slow_compile.sx"], d / 1000, slow) for d in (1, 2, 4, 7, 10)]
     bad, early, caught = [], 0, 0
-    for args, delay, env in tries:
+
+    def attempt(args, delay, env):
+        nonlocal early, caught
         rc, err, seen = signal_soon(args, delay, env)
         line = (r"^stopping: SIGTERM (before the first step|at step \d+) \(" if args[0] == "run" else
                 r"^stopping: SIGTERM \(\d+\.\d+s to exit\)$")
-        clean = rc == 143 and re.search(line, err, re.M)
         caught += bool(seen and seen[0])
-        if clean:
-            continue
+        if rc == 143 and re.search(line, err, re.M):
+            return
         if seen and not seen[0] and seen[1] == 1 and rc == -signal.SIGTERM and err == "":
             early += 1  # killed while the process was still being loaded
         else:
             bad.append((args[0], round(delay * 1000, 2), rc, seen, err[-160:]))
-    print(f"{len(tries)} signals: {caught} landed with the handlers installed, {early} before the process "
+
+    for t in tries:
+        attempt(*t)
+    # A loaded machine can take longer than 10 ms to start a process: later signals, until
+    # enough of them have landed after start-up to say something.
+    extra = 0
+    while caught < 20 and extra < 100:
+        attempt(["run", EXAMPLE], (10 + extra) / 1000, None)
+        extra += 1
+    print(f"{len(tries) + extra} signals: {caught} landed with the handlers installed, {early} before the process "
           f"could install them")
     expect(not bad, f"{len(bad)} did not stop cleanly: {bad[:5]}")
-    expect(caught >= len(tries) // 4, f"only {caught} signals landed after start-up: the test proves little")
+    expect(caught >= 20, f"only {caught} signals landed after start-up: the test proves little")
 
 
 main(globals())
