@@ -88,15 +88,16 @@ void MetricsSink::write(const Json& record) {
     return record.contains("step") ? fmt::format("the {} record of step {}", kind, record["step"].dump())
                                    : fmt::format("the {} record", kind);
   };
-  const char* help =
-      "free space or fix the target, then continue with --resume latest (with --checkpoint-dir a "
-      "checkpoint of this step is written first)";
+  auto failed_write = [&](int err) {
+    std::string reason = err == EPIPE ? "it is closed (Broken pipe)" : std::strerror(err);
+    fail(Code::METRICS_010, fmt::format("expected to write {} to {}, found: {}", what(), where, reason),
+         "free space or fix the target, then continue with --resume latest (with --checkpoint-dir a checkpoint of "
+         "this step is written first)");
+  };
   int64_t before = -1;
   if (owned_) {
     struct stat st {};
-    if (::fstat(fd_, &st) != 0)
-      fail(Code::METRICS_010, fmt::format("expected to write {} to {}, found: {}", what(), where, std::strerror(errno)),
-           help);
+    if (::fstat(fd_, &st) != 0) failed_write(errno);
     if (st.st_nlink == 0)
       fail(Code::METRICS_011,
            fmt::format("expected to write {} to {}, found: the file (or its folder) was removed", what(), where),
@@ -107,16 +108,14 @@ void MetricsSink::write(const Json& record) {
       // Reserving the space first turns a full disk into an error before any byte is written.
       if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, before, static_cast<off_t>(line.size())) != 0 &&
           (errno == ENOSPC || errno == EDQUOT || errno == EFBIG))
-        fail(Code::METRICS_010,
-             fmt::format("expected to write {} to {}, found: {}", what(), where, std::strerror(errno)), help);
+        failed_write(errno);
     }
   }
   if (!write_all(fd_, line)) {
     int err = errno;
     // A write cut short (the disk filled up mid-line) leaves no part of its line behind.
     if (before >= 0) (void)!::ftruncate(fd_, before);
-    std::string reason = err == EPIPE ? "it is closed (Broken pipe)" : std::strerror(err);
-    fail(Code::METRICS_010, fmt::format("expected to write {} to {}, found: {}", what(), where, reason), help);
+    failed_write(err);
   }
 }
 

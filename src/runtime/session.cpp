@@ -203,6 +203,7 @@ class Session {
     step_ = k;
     train_loss_ = loss;
     positions_ = loader_positions();  // a checkpoint of this step resumes from here
+    pending_passes_ = passes_due(k);  // and runs these first, until they have run
     in_flight_ = 0;
     records_ += r.batch;
     tokens_count_ += r.batch * (seq + 1);

@@ -105,6 +105,11 @@ def case_metrics_full_tmpfs():
         steps = [r["step"] for r in resumed if r["kind"] == "step"]
         expect(steps == list(range(k + 1, 401)), f"the resumed segment's steps: {steps[:3]}..{steps[-3:]}")
         expect(recs[-1]["kind"] == "summary" and recs[-1]["steps"] == 400, str(recs[-1]))
+        # The records of step k that failed are lost; the passes due at k run after the resume.
+        all_steps = {r["step"] for r in recs if r["kind"] == "step"}
+        expect(set(range(1, 401)) - all_steps <= {k}, f"steps missing: {set(range(1, 401)) - all_steps}")
+        evals = sorted({r["step"] for r in recs if r["kind"] == "eval"})
+        expect(evals == list(range(0, 401, 10)), f"eval passes at {evals}")
     finally:
         subprocess.run(["umount", small])
 
