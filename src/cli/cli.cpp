@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "lang/interp.h"
 #include "lang/keys.h"
+#include "runtime/signals.h"
 #include "util/big_stack.h"
 #include "util/error.h"
 #include "util/version.h"
@@ -55,10 +57,13 @@ ExitStatus dispatch(const std::vector<std::string>& argv) {
 int cli_main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   ExitStatus status = ExitStatus::done;
+  bool interrupted = false;
   // Deeply nested programs recurse deeply; see big_stack.h.
   run_with_big_stack([&] {
     try {
       status = dispatch(args);
+    } catch (const Interrupted&) {
+      interrupted = true;
     } catch (const UserError& e) {
       for (const auto& d : e.diagnostics()) std::cerr << render(d);
       status = ExitStatus::refused;
@@ -71,6 +76,13 @@ int cli_main(int argc, char** argv) {
     }
   });
   std::cout.flush();
+  // `run` answers a stopping signal itself (its summary, its status file);
+  // every other command stops here, however far it got.
+  bool answered = !args.empty() && args[0] == "run" && !interrupted;
+  if (int sig = StopSignals::pending(); sig && !answered) {
+    std::cerr << fmt::format("stopping: {} ({:.2f}s to exit)\n", StopSignals::name(sig), StopSignals::since_signal());
+    return code(ExitStatus::signal_base) + sig;
+  }
   return code(status);
 }
 

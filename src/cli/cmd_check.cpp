@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "runtime/signals.h"
 #include "runtime/compile.h"
 
 namespace sx {
@@ -11,7 +12,7 @@ ExitStatus cmd_check(const ParsedArgs& args) {
   const std::string& file = file_argument(args, "check");
   Environment env = command_environment(args);
   Selection sel = selection_from(args, env);
-  Compiled c = compile(file, sel, env);
+  Compiled c = compile(file, sel, env, StopSignals::flag());
   std::cout << fmt::format("ok: {} {} parameters, {} nodes, plan {}\n", c.x->slug, c.param_count(),
                            c.train.traced.graph.size(), c.train.plan.arena_bytes);
   return ExitStatus::done;

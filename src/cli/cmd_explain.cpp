@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "runtime/signals.h"
 #include "lang/selection.h"
 #include "runtime/compile.h"
 
@@ -47,7 +48,7 @@ ExitStatus cmd_explain(const ParsedArgs& args) {
   Environment env = command_environment(args);
   refuse_unbuilt_devices(env);
   Selection sel = selection_from(args, env);
-  Compiled c = compile(file, sel, env);
+  Compiled c = compile(file, sel, env, StopSignals::flag());
   std::cout << fmt::format("experiment {} slug {} run {}\n\nknobs:\n", file, c.x->slug, c.x->run->name);
   for (const auto& k : c.x->manifest)
     std::cout << fmt::format("  {:<18} {:<10} {}\n", k.name, canonical(*k.value), k.source);

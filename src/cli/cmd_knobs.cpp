@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "runtime/signals.h"
 #include "lang/declarations.h"
 #include "lang/frontend.h"
 #include "lang/manifest_json.h"
@@ -35,7 +36,7 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
   Environment env = command_environment(args);
   Selection sel;  // the defaults: no variant, no --set
   sel.slug_base = env.run_slug;
-  auto interp = load_experiment(file, sel, env.eval_limit);
+  auto interp = load_experiment(file, sel, env.eval_limit, StopSignals::flag());
   const Experiment& x = interp->experiment();
 
   // The run's settings are knobs without a defknob: their types and ranges are fixed.

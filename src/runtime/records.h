@@ -3,10 +3,10 @@
 // status file. Lines are written whole, one write(2) each; the status file is
 // replaced atomically (temporary file in the same folder, fsync, rename).
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "util/environment.h"
+#include "util/error.h"
 
 namespace sx {
 
@@ -15,6 +15,12 @@ using Json = nlohmann::ordered_json;
 // "2026-11-29T10:00:00.000Z": RFC 3339 UTC with milliseconds.
 std::string rfc3339_now();
 
+// A metrics record that could not be written (E-METRICS-010, E-METRICS-011).
+// Its own type so the session can write a checkpoint before it fails.
+struct MetricsWriteError : UserError {
+  using UserError::UserError;
+};
+
 class MetricsSink {
  public:
   // Opens (appends to, never truncates) a jsonl file, or writes to standard
@@ -22,30 +28,50 @@ class MetricsSink {
   explicit MetricsSink(const std::optional<MetricsTarget>& target);
   ~MetricsSink();
   bool enabled() const { return fd_ >= 0; }
+  // One write(2) of the whole line. The first record that cannot be written
+  // throws MetricsWriteError, after removing any part of it that reached the
+  // file; from then on the sink writes nothing, so the records that end a run
+  // failing for this reason are dropped rather than thrown again.
   void write(const Json& record);
+  bool failed() const { return failed_; }
   // The target as the summary names it: the absolute path of a jsonl file, "stdout", or null.
   Json describe() const;
   // "jsonl:/abs/path" or "stdout", for the `metrics:` line.
   std::string line() const;
 
  private:
+  [[noreturn]] void fail(Code code, const std::string& message, const std::string& help);
+  std::string page_padded(std::string line, int64_t offset);
+
   int fd_ = -1;
   bool owned_ = false;
+  bool regular_ = false;  // a regular file: lines are placed to keep a polling reader off half a line
+  bool failed_ = false;
   std::string path_;
   bool is_stdout_ = false;
+  size_t recent_max_ = 0;  // the longest of the last records, as a guess at the next one's length
+  size_t recent_[8] = {};
+  size_t recent_next_ = 0;
 };
 
 class StatusFile {
  public:
-  explicit StatusFile(const std::optional<std::string>& path) : path_(path.value_or("")) {}
+  // Refuses (E-ENV-010) a path that names something other than a regular file,
+  // follows a symbolic link to its target, and removes the temporary files a
+  // killed run left beside it. `source` is "--status" or "SEXPGPU_STATUS".
+  StatusFile(const std::optional<std::string>& path, const std::string& source);
   bool enabled() const { return !path_.empty(); }
   // Replaces the file with `status`; an error writing it is reported once on
   // standard error and otherwise ignored: the status file must never stop a run.
-  void write(const Json& status);
+  // `if_killed` is what a second stopping signal, which exits at once, leaves in it.
+  void write(const Json& status, const Json* if_killed = nullptr);
+  // As given on the command line.
   const std::string& path() const { return path_; }
 
  private:
   std::string path_;
+  std::string target_;  // the file replaced: path_, or what its symbolic link points to
+  std::string temp_;    // <target>.tmp-<pid>
   bool warned_ = false;
 };
 

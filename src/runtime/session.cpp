@@ -50,7 +50,7 @@ double f32(double x) { return static_cast<double>(static_cast<float>(x)); }
 class Session {
  public:
   explicit Session(const RunRequest& req)
-      : req_(req), metrics_(req.env.metrics), status_(req.env.status), pid_(getpid()),
+      : req_(req), metrics_(req.env.metrics), status_(req.env.status, req.env.status_source), pid_(getpid()),
         location_(req.env.checkpoint_dir) {}
 
   int run() {
@@ -88,20 +88,22 @@ class Session {
     }
     print_run_line(resume_text);
     if (resume_) report_resume();
-    metrics_.write(meta_record());
-    event("start", step_, {{"pid", pid_}, {"host", hostname()}, {"device", "cpu"}});
-    if (resume_) event("resume", step_, {{"from", resume_->path}, {"differences", differences_json()}});
-    write_status("running");
 
     // (A checkpoint already at the last step trains nothing: the loop runs the
     // passes that were due when it stopped, if any, and ends.)
     int code = 0;
     try {
+      metrics_.write(meta_record());
+      event("start", step_, {{"pid", pid_}, {"host", hostname()}, {"device", "cpu"}});
+      if (resume_) event("resume", step_, {{"from", resume_->path}, {"differences", differences_json()}});
+      write_status("running");
       loop();
     } catch (const Stopped& s) {
       code = finish_stopped(s.signal);
     } catch (const data::Cancelled&) {
       code = finish_stopped(StopSignals::pending());
+    } catch (const MetricsWriteError& e) {
+      code = finish_metrics_failed(e);
     } catch (const UserError& e) {
       code = finish_failed(e);
     }
@@ -214,6 +216,7 @@ class Session {
     step_ = k;
     train_loss_ = loss;
     positions_ = loader_positions();  // a checkpoint of this step resumes from here
+    pending_passes_ = passes_due(k);  // and runs these first, until they have run
     in_flight_ = 0;
     records_ += r.batch;
     tokens_count_ += r.batch * (seq + 1);
@@ -544,10 +547,21 @@ class Session {
             {"resumed_from", resume_ ? Json{{"step", resume_->step}, {"path", resume_->path}} : Json(nullptr)}};
   }
 
-  void event(const std::string& name, int64_t step, Json fields) {
+  static Json event_record(const std::string& name, int64_t step, Json fields) {
     Json rec = {{"kind", "event"}, {"event", name}, {"step", step}, {"at", rfc3339_now()}};
     for (auto& [k, v] : fields.items()) rec[k] = v;
-    metrics_.write(rec);
+    return rec;
+  }
+  void event(const std::string& name, int64_t step, Json fields) { metrics_.write(event_record(name, step, fields)); }
+
+  // On the way out of a failed or stopped run, a record that cannot be written
+  // is reported, not thrown: the run ends as it was ending.
+  void record_last(const Json& rec) {
+    try {
+      metrics_.write(rec);
+    } catch (const MetricsWriteError& m) {
+      for (const auto& d : m.diagnostics()) std::cerr << render(d);
+    }
   }
 
   Json eval_json() const {
@@ -598,7 +612,12 @@ class Session {
               {"knobs", x_ ? manifest_json(*x_) : Json::array()},
               {"summary", summary_obj ? *summary_obj : Json(nullptr)}};
     if (error) s["error"] = error_json(*error);
-    status_.write(s);
+    if (summary_obj || error) return status_.write(s, &s);  // the end: a second signal leaves it as it is
+    // What a second signal, which exits at once, leaves: this, stopped.
+    Json killed = s;
+    killed["state"] = "stopped";
+    killed["summary"] = summary("stopped", nullptr);
+    status_.write(s, &killed);
   }
 
   void print_end_block(const char* word) const {
@@ -626,8 +645,9 @@ class Session {
 
   // The summary ends the metrics; with --json it is also standard output's
   // last line — once, when the metrics already go there.
-  void write_summary(const Json& s) {
-    metrics_.write(s);
+  void write_summary(const Json& s, bool last = false) {
+    if (last) record_last(s);
+    else metrics_.write(s);
     if (req_.json && metrics_.line() != "stdout") std::cout << s.dump() << std::endl;
   }
 
@@ -646,21 +666,38 @@ class Session {
     }
     if (loop_clock_) timings_.total_s = loop_clock_->seconds();
     double took = StopSignals::since_signal();
-    event("signal", step_, {{"name", StopSignals::name(sig)}, {"seconds_to_exit", took}});
-    std::cerr << fmt::format("stopping: {} at step {} ({:.2f}s to exit)\n", StopSignals::name(sig), step_, took);
-    finish("stopped", "stopped", nullptr);
+    try {
+      event("signal", step_, {{"name", StopSignals::name(sig)}, {"seconds_to_exit", took}});
+      std::cerr << fmt::format("stopping: {} at step {} ({:.2f}s to exit)\n", StopSignals::name(sig), step_, took);
+      finish("stopped", "stopped", nullptr);
+    } catch (const MetricsWriteError& e) {
+      return finish_failed(e);  // the checkpoint is written
+    }
     return 128 + sig;
+  }
+
+  // A metrics record that cannot be written stops the run, after a checkpoint
+  // of the step it belonged to, so that a resume continues the run and the file.
+  int finish_metrics_failed(const MetricsWriteError& e) {
+    if (location_ && (!last_checkpoint_ || last_checkpoint_->first != step_ || !pending_passes_.empty())) {
+      try {
+        checkpoint();
+      } catch (const UserError& ce) {
+        for (const auto& d : ce.diagnostics()) std::cerr << render(d);
+      }
+    }
+    return finish_failed(e);
   }
 
   int finish_failed(const UserError& e) {
     if (loop_clock_) timings_.total_s = loop_clock_->seconds();
     for (const auto& d : e.diagnostics()) std::cerr << render(d);
     int64_t at = in_flight_ ? in_flight_ : step_;
-    event("error", at, error_json(e));
+    record_last(event_record("error", at, error_json(e)));
     std::cerr << timings_.block();
     std::cerr << fmt::format("failed: {} at step {}\n", code_info(e.code()).name, at);
     Json s = summary("failed", &e);
-    write_summary(s);
+    write_summary(s, /*last=*/true);
     write_status("failed", false, &s, &e);
     return 1;
   }
@@ -669,7 +706,7 @@ class Session {
     std::cerr << fmt::format("stopping: {} before the first step ({:.2f}s to exit)\n", StopSignals::name(sig),
                              StopSignals::since_signal());
     Json s = summary("stopped", nullptr);
-    write_summary(s);
+    write_summary(s, /*last=*/true);
     write_status("stopped", false, &s);
     return 128 + sig;
   }

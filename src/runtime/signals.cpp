@@ -1,7 +1,9 @@
 #include "runtime/signals.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace sx {
@@ -11,9 +13,40 @@ std::atomic<int> g_signal{0};
 std::atomic<int64_t> g_signal_ns{0};
 std::atomic<bool> g_flag{false};
 
+// The status a second signal leaves, in two buffers: the session fills the one
+// not published and then publishes it. Once the handler has begun (g_exiting),
+// the session touches neither, so the one the handler reads is never changed.
+struct LastStatus {
+  std::string temp, target, text;
+};
+LastStatus g_last[2];
+std::atomic<int> g_published{-1};
+std::atomic<bool> g_exiting{false};
+
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// Only async-signal-safe calls: open, write, fsync, close, rename.
+void write_last_status() {
+  int i = g_published.load();
+  if (i < 0) return;
+  const LastStatus& s = g_last[i];
+  int fd = ::open(s.temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  size_t done = 0;
+  while (done < s.text.size()) {
+    ssize_t n = ::write(fd, s.text.data() + done, s.text.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  bool whole = done == s.text.size() && ::fsync(fd) == 0;
+  ::close(fd);
+  if (whole)
+    ::rename(s.temp.c_str(), s.target.c_str());
+  else
+    ::unlink(s.temp.c_str());
 }
 
 void on_signal(int sig) {
@@ -23,8 +56,9 @@ void on_signal(int sig) {
     g_flag.store(true);
     return;
   }
-  // A second signal: leave now. _exit is async-signal-safe; nothing half-written
-  // becomes visible because checkpoints are renamed into place only when complete.
+  // A second signal: leave now. Nothing half-written becomes visible: checkpoints
+  // and the status file are renamed into place only when complete.
+  if (!g_exiting.exchange(true)) write_last_status();
   _exit(128 + g_signal.load());
 }
 }  // namespace
@@ -35,19 +69,24 @@ void StopSignals::install() {
   done = true;
   struct sigaction sa {};
   sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: a blocking wait is cut short
+  sigfillset(&sa.sa_mask);  // one handler at a time: a second signal waits for the first to be recorded
+  sa.sa_flags = 0;          // no SA_RESTART: a blocking wait is cut short
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 int StopSignals::pending() { return g_signal.load(); }
 
 const char* StopSignals::name(int sig) {
   switch (sig) {
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGHUP: return "SIGHUP";
-    default: return "signal";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "signal";
   }
 }
 
@@ -57,6 +96,13 @@ double StopSignals::since_signal() {
 }
 
 const std::atomic<bool>* StopSignals::flag() { return &g_flag; }
+
+void StopSignals::set_last_status(const std::string& temp, const std::string& target, const std::string& text) {
+  if (g_exiting.load()) return;
+  int next = g_published.load() == 0 ? 1 : 0;
+  g_last[next] = {temp, target, text};
+  g_published.store(next);
+}
 
 void StopSignals::reset() {
   g_flag.store(false);
