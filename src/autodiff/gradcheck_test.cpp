@@ -252,13 +252,12 @@ TEST_P(Gradient, MatchesFiniteDifferences) {
   c.check(GetParam().build(c));
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryOp, Gradient, testing::ValuesIn(cases()),
-                         [](const testing::TestParamInfo<Case>& info) {
-                           std::string n = info.param.name;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryOp, Gradient, testing::ValuesIn(cases()), [](const testing::TestParamInfo<Case>& info) {
+  std::string n = info.param.name;
+  for (char& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+});
 
 // The ops with no gradient (or only a zero one); every other op must appear
 // in some case above.
@@ -275,7 +274,10 @@ TEST(Gradient, EveryDifferentiableOpIsChecked) {
   }
   for (int i = 0; i < kNumOps; ++i) {
     Op op = static_cast<Op>(i);
-    if (!kNoGradient.count(op)) {
+    // round-bf16 is piecewise constant: its rule is straight through by
+    // design, not a derivative finite differences could confirm (checked in
+    // model_test.cpp, Bf16Rounding.*).
+    if (!kNoGradient.count(op) && op != Op::RoundBf16) {
       EXPECT_TRUE(seen.count(op)) << op_name(op) << " has no gradient check";
     }
   }

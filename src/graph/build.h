@@ -16,8 +16,7 @@ using Dims = std::vector<int64_t>;
 // Leaves
 NodeId input(Graph& g, const std::string& name, const Dims& shape, DType dtype, Span at = {});
 // Refuses a second param at `path` (E-SHAPE-007, with the first position as a note).
-NodeId param(Graph& g, const std::string& path, const Dims& shape, Init init, Span at = {},
-             DType dtype = DType::F32);
+NodeId param(Graph& g, const std::string& path, const Dims& shape, Init init, Span at = {}, DType dtype = DType::F32);
 NodeId full(Graph& g, const Dims& shape, double value, DType dtype = DType::F32, Span at = {});
 NodeId scalar(Graph& g, double value, DType dtype = DType::F32, Span at = {});
 NodeId arange(Graph& g, int64_t n, DType dtype = DType::I32, Span at = {});
@@ -39,6 +38,7 @@ NodeId gelu(Graph& g, NodeId x, Span at = {});
 NodeId silu(Graph& g, NodeId x, Span at = {});
 NodeId abs(Graph& g, NodeId x, Span at = {});
 NodeId sign(Graph& g, NodeId x, Span at = {});
+NodeId round_bf16(Graph& g, NodeId x, Span at = {});
 NodeId binary(Graph& g, Op op, NodeId a, NodeId b, Span at = {});
 NodeId add(Graph& g, NodeId a, NodeId b, Span at = {});
 NodeId sub(Graph& g, NodeId a, NodeId b, Span at = {});
@@ -71,9 +71,8 @@ NodeId mean_all(Graph& g, NodeId x, Span at = {});
 // Shape
 NodeId reshape(Graph& g, NodeId x, const Dims& shape, Span at = {});  // one -1 allowed
 NodeId permute(Graph& g, NodeId x, const std::vector<int>& perm, Span at = {});
-NodeId transpose(Graph& g, NodeId x, Span at = {});  // swaps the last two axes
-NodeId slice(Graph& g, NodeId x, int axis, int64_t start, int64_t end,
-             Span at = {});  // negative: from the end
+NodeId transpose(Graph& g, NodeId x, Span at = {});                                    // swaps the last two axes
+NodeId slice(Graph& g, NodeId x, int axis, int64_t start, int64_t end, Span at = {});  // negative: from the end
 NodeId concat(Graph& g, const std::vector<NodeId>& xs, int axis, Span at = {});
 std::vector<NodeId> split(Graph& g, NodeId x, const Dims& sizes, int axis, Span at = {});
 std::vector<NodeId> split_n(Graph& g, NodeId x, int64_t parts, int axis, Span at = {});

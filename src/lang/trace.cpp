@@ -1,5 +1,6 @@
 #include "lang/trace.h"
 
+#include "graph/precision.h"
 #include "lang/tensor.h"
 
 namespace sx {
@@ -43,8 +44,10 @@ TracedModel trace_model(Interp& in, const LoaderDecl& loader, int64_t rows, bool
   if (auto* o = result->object<Outputs>()) {
     for (const auto& [name, v] : o->named) {
       NodeId id = scalar_tensor(name, v);
-      if (name == "loss") out.loss = id;
-      else out.metrics.emplace_back(name, id);
+      if (name == "loss")
+        out.loss = id;
+      else
+        out.metrics.emplace_back(name, id);
     }
   } else {
     out.loss = scalar_tensor("loss", result);
@@ -58,6 +61,15 @@ TracedModel trace_model(Interp& in, const LoaderDecl& loader, int64_t rows, bool
         const Node& n = out.graph.node(id);
         ops::check_vocab(out.graph, n.inputs[1], vocab, n.span);
       }
+
+  // bf16 is emulated by rounding nodes in the traced graph, before autodiff
+  // differentiates it, so the backward's products are rounded too.
+  if (x.run->precision == "bf16") {
+    std::vector<NodeId> map;
+    out.graph = round_products_bf16(out.graph, &map);
+    out.loss = map[out.loss];
+    for (auto& [name, id] : out.metrics) id = map[id];
+  }
   return out;
 }
 

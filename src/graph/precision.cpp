@@ -1,0 +1,44 @@
+#include "graph/precision.h"
+
+#include "graph/build.h"
+
+namespace sx {
+
+namespace {
+
+bool is_product(const Node& n) { return (n.op == Op::Matmul || n.op == Op::Attention) && n.dtype == DType::F32; }
+
+}  // namespace
+
+Graph round_products_bf16(const Graph& g, std::vector<NodeId>* map_out) {
+  Graph out;
+  out.builtin_taps = g.builtin_taps;
+  std::vector<NodeId> map(g.size(), kNoNode);
+  // One rounded copy per operand, however many products read it (a weight
+  // used twice, q and k read by attention and by its diagnostic taps).
+  std::vector<NodeId> rounded(g.size(), kNoNode);
+  auto round_at = [&](NodeId x, const Node& site) {
+    out.scope = site.path;
+    return ops::round_bf16(out, x, site.span);
+  };
+  auto operand = [&](NodeId old) {
+    NodeId now = map[old];
+    const Node& v = out.node(now);
+    if (v.op == Op::RoundBf16 || v.dtype != DType::F32) return now;  // already bf16 values
+    if (rounded[old] == kNoNode) rounded[old] = round_at(now, v);
+    return rounded[old];
+  };
+  for (NodeId id = 0; id < g.size(); ++id) {
+    Node n = g.node(id);
+    bool product = is_product(n);
+    for (NodeId& in : n.inputs) in = product ? operand(in) : map[in];
+    out.scope = n.path;  // a top-level node keeps its empty path
+    NodeId y = out.add(n);
+    map[id] = product ? round_at(y, n) : y;
+  }
+  out.scope = g.scope;
+  if (map_out) *map_out = std::move(map);
+  return out;
+}
+
+}  // namespace sx
