@@ -252,12 +252,13 @@ TEST_P(Gradient, MatchesFiniteDifferences) {
   c.check(GetParam().build(c));
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryOp, Gradient, testing::ValuesIn(cases()), [](const testing::TestParamInfo<Case>& info) {
-  std::string n = info.param.name;
-  for (char& ch : n)
-    if (ch == '-') ch = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(EveryOp, Gradient, testing::ValuesIn(cases()),
+                         [](const testing::TestParamInfo<Case>& info) {
+                           std::string n = info.param.name;
+                           for (char& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
 
 // The ops with no gradient (or only a zero one); every other op must appear
 // in some case above.

@@ -60,7 +60,9 @@ void grad_Rsqrt(GradCtx& c) {
   set_unary(c, mul(c.g, c.gy, mul(c.g, y3, num(c, -0.5), c.at()), c.at()));
 }
 void grad_Sin(GradCtx& c) { set_unary(c, mul(c.g, c.gy, cos(c.g, c.in(0), c.at()), c.at())); }
-void grad_Cos(GradCtx& c) { set_unary(c, neg(c.g, mul(c.g, c.gy, sin(c.g, c.in(0), c.at()), c.at()), c.at())); }
+void grad_Cos(GradCtx& c) {
+  set_unary(c, neg(c.g, mul(c.g, c.gy, sin(c.g, c.in(0), c.at()), c.at()), c.at()));
+}
 void grad_Tanh(GradCtx& c) {
   NodeId d = sub(c.g, num(c, 1), mul(c.g, c.y, c.y, c.at()), c.at());
   set_unary(c, mul(c.g, c.gy, d, c.at()));
@@ -74,11 +76,14 @@ void grad_Relu(GradCtx& c) {
   NodeId zero = scalar(c.g, 0, c.g.node(x).dtype, c.at());
   set_unary(c, where(c.g, gt(c.g, x, zero, c.at()), c.gy, num(c, 0), c.at()));
 }
-void grad_Gelu(GradCtx& c) { set_unary(c, mul(c.g, c.gy, unary(c.g, Op::GeluGrad, c.in(0), c.at()), c.at())); }
+void grad_Gelu(GradCtx& c) {
+  set_unary(c, mul(c.g, c.gy, unary(c.g, Op::GeluGrad, c.in(0), c.at()), c.at()));
+}
 void grad_Silu(GradCtx& c) {
   // d x s(x) = s (1 + x (1 - s))
   NodeId x = c.in(0), s = sigmoid(c.g, x, c.at());
-  NodeId d = mul(c.g, s, add(c.g, num(c, 1), mul(c.g, x, sub(c.g, num(c, 1), s, c.at()), c.at()), c.at()), c.at());
+  NodeId d =
+      mul(c.g, s, add(c.g, num(c, 1), mul(c.g, x, sub(c.g, num(c, 1), s, c.at()), c.at()), c.at()), c.at());
   set_unary(c, mul(c.g, c.gy, d, c.at()));
 }
 void grad_Abs(GradCtx& c) { set_unary(c, mul(c.g, c.gy, sign(c.g, c.in(0), c.at()), c.at())); }

@@ -16,7 +16,8 @@ using Dims = std::vector<int64_t>;
 // Leaves
 NodeId input(Graph& g, const std::string& name, const Dims& shape, DType dtype, Span at = {});
 // Refuses a second param at `path` (E-SHAPE-007, with the first position as a note).
-NodeId param(Graph& g, const std::string& path, const Dims& shape, Init init, Span at = {}, DType dtype = DType::F32);
+NodeId param(Graph& g, const std::string& path, const Dims& shape, Init init, Span at = {},
+             DType dtype = DType::F32);
 NodeId full(Graph& g, const Dims& shape, double value, DType dtype = DType::F32, Span at = {});
 NodeId scalar(Graph& g, double value, DType dtype = DType::F32, Span at = {});
 NodeId arange(Graph& g, int64_t n, DType dtype = DType::I32, Span at = {});
@@ -71,8 +72,9 @@ NodeId mean_all(Graph& g, NodeId x, Span at = {});
 // Shape
 NodeId reshape(Graph& g, NodeId x, const Dims& shape, Span at = {});  // one -1 allowed
 NodeId permute(Graph& g, NodeId x, const std::vector<int>& perm, Span at = {});
-NodeId transpose(Graph& g, NodeId x, Span at = {});                                    // swaps the last two axes
-NodeId slice(Graph& g, NodeId x, int axis, int64_t start, int64_t end, Span at = {});  // negative: from the end
+NodeId transpose(Graph& g, NodeId x, Span at = {});  // swaps the last two axes
+NodeId slice(Graph& g, NodeId x, int axis, int64_t start, int64_t end,
+             Span at = {});  // negative: from the end
 NodeId concat(Graph& g, const std::vector<NodeId>& xs, int axis, Span at = {});
 std::vector<NodeId> split(Graph& g, NodeId x, const Dims& sizes, int axis, Span at = {});
 std::vector<NodeId> split_n(Graph& g, NodeId x, int64_t parts, int axis, Span at = {});

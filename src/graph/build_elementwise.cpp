@@ -47,13 +47,16 @@ NodeId scalar(Graph& g, double value, DType dtype, Span at) { return full(g, {},
 
 NodeId arange(Graph& g, int64_t n, DType dtype, Span at) {
   if (n < 0) throw user_error(Code::SHAPE_014, at, "arange: expected n >= 0, found {}", n);
-  if (dtype == DType::Bool) throw user_error(Code::SHAPE_005, at, "arange: expected a number type, found bool");
+  if (dtype == DType::Bool)
+    throw user_error(Code::SHAPE_005, at, "arange: expected a number type, found bool");
   Attrs a;
   a.end = n;
   return make(g, Op::Arange, dtype, Shape{n}, {}, at, a);
 }
 
-NodeId cast(Graph& g, NodeId x, DType dtype, Span at) { return make(g, Op::Cast, dtype, node(g, x).shape, {x}, at); }
+NodeId cast(Graph& g, NodeId x, DType dtype, Span at) {
+  return make(g, Op::Cast, dtype, node(g, x).shape, {x}, at);
+}
 
 NodeId unary(Graph& g, Op op, NodeId x, Span at) {
   SX_ASSERT(op_kind(op) == OpKind::Unary && op != Op::Cast, "unary() of a non-unary op");
@@ -109,10 +112,10 @@ DType join_dtypes(const Graph& g, NodeId a, NodeId b, const char* op, Span at) {
   DType x = node(g, a).dtype, y = node(g, b).dtype;
   if (x == y) return x;
   if (is_float(x) && is_float(y)) return DType::F32;
-  throw UserError(
-      Code::SHAPE_005, at,
-      fmt::format("{}: expected operands of one element type, found {} and {}", op, dtype_name(x), dtype_name(y)),
-      "convert one with (cast x ...)");
+  throw UserError(Code::SHAPE_005, at,
+                  fmt::format("{}: expected operands of one element type, found {} and {}", op, dtype_name(x),
+                              dtype_name(y)),
+                  "convert one with (cast x ...)");
 }
 
 bool is_comparison(Op op) {
@@ -125,7 +128,8 @@ NodeId binary(Graph& g, Op op, NodeId a, NodeId b, Span at) {
   SX_ASSERT(op_kind(op) == OpKind::Binary, "binary() of a non-binary op");
   DType dt = join_dtypes(g, a, b, op_name(op), at);
   bool cmp = is_comparison(op);
-  bool int_ok = cmp || op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Maximum || op == Op::Minimum;
+  bool int_ok =
+      cmp || op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Maximum || op == Op::Minimum;
   bool bool_ok = op == Op::Eq || op == Op::Ne;
   if (!(is_float(dt) || (int_ok && dt == DType::I32) || (bool_ok && dt == DType::Bool)))
     need_float(g, a, op_name(op), at);
@@ -199,12 +203,16 @@ NodeId reduce(Graph& g, Op op, NodeId x, int axis, bool keep, Span at) {
 }
 
 NodeId sum(Graph& g, NodeId x, int axis, bool keep, Span at) { return reduce(g, Op::Sum, x, axis, keep, at); }
-NodeId mean(Graph& g, NodeId x, int axis, bool keep, Span at) { return reduce(g, Op::Mean, x, axis, keep, at); }
+NodeId mean(Graph& g, NodeId x, int axis, bool keep, Span at) {
+  return reduce(g, Op::Mean, x, axis, keep, at);
+}
 NodeId max(Graph& g, NodeId x, int axis, bool keep, Span at) { return reduce(g, Op::Max, x, axis, keep, at); }
 NodeId logsumexp(Graph& g, NodeId x, int axis, bool keep, Span at) {
   return reduce(g, Op::LogSumExp, x, axis, keep, at);
 }
-NodeId argmax(Graph& g, NodeId x, int axis, bool keep, Span at) { return reduce(g, Op::Argmax, x, axis, keep, at); }
+NodeId argmax(Graph& g, NodeId x, int axis, bool keep, Span at) {
+  return reduce(g, Op::Argmax, x, axis, keep, at);
+}
 
 NodeId sum_all(Graph& g, NodeId x, Span at) {
   return sum(g, reshape(g, x, {node(g, x).shape.numel()}, at), 0, false, at);

@@ -44,10 +44,8 @@ TracedModel trace_model(Interp& in, const LoaderDecl& loader, int64_t rows, bool
   if (auto* o = result->object<Outputs>()) {
     for (const auto& [name, v] : o->named) {
       NodeId id = scalar_tensor(name, v);
-      if (name == "loss")
-        out.loss = id;
-      else
-        out.metrics.emplace_back(name, id);
+      if (name == "loss") out.loss = id;
+      else out.metrics.emplace_back(name, id);
     }
   } else {
     out.loss = scalar_tensor("loss", result);

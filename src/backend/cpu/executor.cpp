@@ -19,10 +19,11 @@ void round_bf16(float* v, int64_t count) {
 
 }  // namespace
 
-CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : g_(g), plan_(plan), pool_(threads) {
+CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
+    : g_(g), plan_(plan), pool_(threads) {
   size_t bytes = static_cast<size_t>(std::max<int64_t>(plan_.arena_bytes, plan::kAlign));
-  arena_ =
-      static_cast<char*>(std::aligned_alloc(plan::kAlign, (bytes + plan::kAlign - 1) / plan::kAlign * plan::kAlign));
+  arena_ = static_cast<char*>(
+      std::aligned_alloc(plan::kAlign, (bytes + plan::kAlign - 1) / plan::kAlign * plan::kAlign));
   SX_ASSERT(arena_, "cannot allocate the arena");
   std::memset(arena_, 0, bytes);
   ptr_.assign(g.size(), nullptr);
@@ -35,7 +36,8 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
     s.compute = !(plan_.view[id] || n.op == Op::Param || n.op == Op::Input);
     if (s.compute) prepare(g, id, s.prep);
     if (n.op == Op::Matmul) {
-      for (int k = 0; k < 2; ++k) s.prep.trans[k] = plan_.view[n.inputs[k]] && plan::is_transpose(g.node(n.inputs[k]));
+      for (int k = 0; k < 2; ++k)
+        s.prep.trans[k] = plan_.view[n.inputs[k]] && plan::is_transpose(g.node(n.inputs[k]));
       plan_matmul(g, n, s.prep);
     }
     scratch = std::max(scratch, s.prep.scratch_floats);
@@ -80,8 +82,8 @@ int64_t CpuExecutor::fuse_pairs() {
     int slot = b.inputs[0] == s.id ? 0 : 1;
     NodeId d = b.inputs[1 - slot];
     if (b.inputs[slot] != s.id || d == s.id) continue;
-    bool ok = u.dtype == DType::F32 && b.dtype == DType::F32 && g_.node(d).dtype == DType::F32 && u.shape == b.shape &&
-              g_.node(d).shape == b.shape;
+    bool ok = u.dtype == DType::F32 && b.dtype == DType::F32 && g_.node(d).dtype == DType::F32 &&
+              u.shape == b.shape && g_.node(d).shape == b.shape;
     int64_t bo = plan_.offset[t.id], len = b.shape.numel() * 4;
     ok = ok && bo >= 0;
     for (NodeId x : u.inputs) {
@@ -108,8 +110,8 @@ int64_t CpuExecutor::fuse_pairs() {
 void CpuExecutor::resolve_pointers() {
   for (NodeId id : plan_.schedule) {
     NodeId root = plan_.storage[id];
-    ptr_[id] =
-        plan_.offset[id] >= 0 ? static_cast<void*>(arena_ + plan_.offset[id]) : const_cast<float*>(param_data_[root]);
+    ptr_[id] = plan_.offset[id] >= 0 ? static_cast<void*>(arena_ + plan_.offset[id])
+                                     : const_cast<float*>(param_data_[root]);
   }
   for (Step& s : steps_)
     for (size_t k = 0; k < s.ins.size(); ++k) s.ins[k] = ptr_[g_.node(s.id).inputs[k]];
@@ -151,7 +153,8 @@ void CpuExecutor::run(uint64_t rng_offset) {
   for (Step& s : steps_) {
     const Node& n = g_.node(s.id);
     if (n.op == Op::Param) SX_ASSERT(param_data_[s.id], "param " + n.path + " is not bound");
-    if (n.op == Op::Input && n.dtype == DType::BF16) round_bf16(static_cast<float*>(ptr_[s.id]), n.shape.numel());
+    if (n.op == Op::Input && n.dtype == DType::BF16)
+      round_bf16(static_cast<float*>(ptr_[s.id]), n.shape.numel());
     if (!s.compute) continue;
     if (!profiling_) {
       execute(s, rng_offset);
