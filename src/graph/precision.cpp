@@ -10,7 +10,12 @@ bool is_product(const Node& n) { return (n.op == Op::Matmul || n.op == Op::Atten
 
 }  // namespace
 
-Graph round_products_bf16(const Graph& g, std::vector<NodeId>* map_out) {
+Graph round_products_bf16(const Graph& g, const std::vector<NodeId>& roots, std::vector<NodeId>* map_out) {
+  std::vector<bool> needed(g.size(), false);
+  for (NodeId r : roots) needed[r] = true;
+  for (NodeId id = static_cast<NodeId>(g.size()); id-- > 0;)
+    if (needed[id])
+      for (NodeId in : g.node(id).inputs) needed[in] = true;
   Graph out;
   out.builtin_taps = g.builtin_taps;
   std::vector<NodeId> map(g.size(), kNoNode);
@@ -30,7 +35,7 @@ Graph round_products_bf16(const Graph& g, std::vector<NodeId>* map_out) {
   };
   for (NodeId id = 0; id < g.size(); ++id) {
     Node n = g.node(id);
-    bool product = is_product(n);
+    bool product = needed[id] && is_product(n);
     for (NodeId& in : n.inputs) in = product ? operand(in) : map[in];
     out.scope = n.path;  // a top-level node keeps its empty path
     NodeId y = out.add(n);

@@ -18,8 +18,10 @@
 namespace sx {
 
 // `g` with round-bf16 nodes inserted at the rounding points above, in
-// topological order. map[id] is the node of the result that carries old node
-// id's value as later nodes see it (a product's rounded output).
-Graph round_products_bf16(const Graph& g, std::vector<NodeId>* map);
+// topological order, for the products that `roots` (the loss and the
+// metrics) depend on: a diagnostic's own products (attention's taps) stay
+// f32. map[id] is the node of the result that carries old node id's value as
+// later nodes see it (a product's rounded output).
+Graph round_products_bf16(const Graph& g, const std::vector<NodeId>& roots, std::vector<NodeId>* map);
 
 }  // namespace sx

@@ -59,16 +59,16 @@ TracedModel trace_model(Interp& in, const LoaderDecl& loader, int64_t rows, bool
         const Node& n = out.graph.node(id);
         ops::check_vocab(out.graph, n.inputs[1], vocab, n.span);
       }
-
-  // bf16 is emulated by rounding nodes in the traced graph, before autodiff
-  // differentiates it, so the backward's products are rounded too.
-  if (x.run->precision == "bf16") {
-    std::vector<NodeId> map;
-    out.graph = round_products_bf16(out.graph, &map);
-    out.loss = map[out.loss];
-    for (auto& [name, id] : out.metrics) id = map[id];
-  }
   return out;
+}
+
+void apply_precision(TracedModel& m, const std::string& precision) {
+  if (precision != "bf16") return;
+  std::vector<NodeId> map, roots{m.loss};
+  for (const auto& [name, id] : m.metrics) roots.push_back(id);
+  m.graph = round_products_bf16(m.graph, roots, &map);
+  m.loss = map[m.loss];
+  for (auto& [name, id] : m.metrics) id = map[id];
 }
 
 }  // namespace sx
