@@ -19,18 +19,18 @@ Graph round_products_bf16(const Graph& g, const std::vector<NodeId>& roots, std:
   Graph out;
   out.builtin_taps = g.builtin_taps;
   std::vector<NodeId> map(g.size(), kNoNode);
-  // One rounded copy per operand, however many products read it (a weight
-  // used twice, q and k read by attention and by its diagnostic taps).
+  // One rounded copy per operand, however many products read it (a layer
+  // norm's output read by the q, k and v products): one gradient to round.
   std::vector<NodeId> rounded(g.size(), kNoNode);
-  auto round_at = [&](NodeId x, const Node& site) {
-    out.scope = site.path;
-    return ops::round_bf16(out, x, site.span);
+  auto round_at = [&](NodeId x, std::string path, Span span) {
+    out.scope = std::move(path);
+    return ops::round_bf16(out, x, span);
   };
   auto operand = [&](NodeId old) {
     NodeId now = map[old];
     const Node& v = out.node(now);
     if (v.op == Op::RoundBf16 || v.dtype != DType::F32) return now;  // already bf16 values
-    if (rounded[old] == kNoNode) rounded[old] = round_at(now, v);
+    if (rounded[old] == kNoNode) rounded[old] = round_at(now, v.path, v.span);
     return rounded[old];
   };
   for (NodeId id = 0; id < g.size(); ++id) {
@@ -39,7 +39,7 @@ Graph round_products_bf16(const Graph& g, const std::vector<NodeId>& roots, std:
     for (NodeId& in : n.inputs) in = product ? operand(in) : map[in];
     out.scope = n.path;  // a top-level node keeps its empty path
     NodeId y = out.add(n);
-    map[id] = product ? round_at(y, n) : y;
+    map[id] = product ? round_at(y, n.path, n.span) : y;
   }
   out.scope = g.scope;
   if (map_out) *map_out = std::move(map);
