@@ -275,7 +275,10 @@ TEST(Gradient, EveryDifferentiableOpIsChecked) {
   }
   for (int i = 0; i < kNumOps; ++i) {
     Op op = static_cast<Op>(i);
-    if (!kNoGradient.count(op)) {
+    // round-bf16 is piecewise constant: its rule is straight through by
+    // design, not a derivative finite differences could confirm (checked in
+    // model_test.cpp, Bf16Rounding.*).
+    if (!kNoGradient.count(op) && op != Op::RoundBf16) {
       EXPECT_TRUE(seen.count(op)) << op_name(op) << " has no gradient check";
     }
   }

@@ -1,5 +1,6 @@
 // End-to-end gradient checks of small models, and autodiff's own contract.
 #include "autodiff/gradcheck.h"
+#include "backend/ref/kernels.h"
 
 namespace sx::gradcheck {
 namespace {
@@ -119,6 +120,26 @@ TEST(Autodiff, BackwardNodesCarryTheForwardPathAndSpan) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+// round-bf16's rule: straight through, with the gradient itself rounded
+// (d/dp sum(round(p) * c) is round(c), not 0 and not c).
+TEST(Bf16Rounding, GradientIsRoundedStraightThrough) {
+  GradCheck c;
+  NodeId p = c.operand({5});
+  std::vector<double> cv = {1.0 / 3, -2.7182818, 1 + 1.0 / 256 + 1e-6, 0.1, 1 + 1.0 / 256};
+  c.feeds.inputs["c"] = ref::Tensor<double>::of(Shape{5}, cv);
+  NodeId k = input(c.g, "c", {5}, DType::F32);
+  NodeId loss = sum_all(c.g, mul(c.g, round_bf16(c.g, p), k));
+  Gradients gr = backward(c.g, loss);
+  auto vals = ref::evaluate(c.g, c.feeds);
+  const auto& got = vals[gr.params.at("p0")].f;
+  ASSERT_EQ(got.size(), cv.size());
+  for (size_t e = 0; e < cv.size(); ++e) {
+    EXPECT_EQ(got[e], ref::round_bf16(cv[e])) << "element " << e;
+    EXPECT_NE(got[e], cv[e]) << "element " << e << " was not rounded";
+  }
+  EXPECT_EQ(got[4], 1.0);  // a tie, to even
 }
 
 }  // namespace

@@ -87,6 +87,9 @@ void grad_Silu(GradCtx& c) {
   set_unary(c, mul(c.g, c.gy, d, c.at()));
 }
 void grad_Abs(GradCtx& c) { set_unary(c, mul(c.g, c.gy, sign(c.g, c.in(0), c.at()), c.at())); }
+// Straight through, and rounded itself: the gradient of a value a GPU keeps
+// in bf16 is kept in bf16 too (as torch's backward of a cast to bfloat16).
+void grad_RoundBf16(GradCtx& c) { set_unary(c, round_bf16(c.g, c.gy, c.at())); }
 
 void grad_Add(GradCtx& c) {
   if (c.wants[0]) c.gx[0] = unbroadcast(c, c.gy, c.in(0));

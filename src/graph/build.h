@@ -39,6 +39,7 @@ NodeId gelu(Graph& g, NodeId x, Span at = {});
 NodeId silu(Graph& g, NodeId x, Span at = {});
 NodeId abs(Graph& g, NodeId x, Span at = {});
 NodeId sign(Graph& g, NodeId x, Span at = {});
+NodeId round_bf16(Graph& g, NodeId x, Span at = {});
 NodeId binary(Graph& g, Op op, NodeId a, NodeId b, Span at = {});
 NodeId add(Graph& g, NodeId a, NodeId b, Span at = {});
 NodeId sub(Graph& g, NodeId a, NodeId b, Span at = {});

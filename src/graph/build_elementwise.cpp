@@ -80,6 +80,7 @@ NodeId gelu(Graph& g, NodeId x, Span at) { return unary(g, Op::Gelu, x, at); }
 NodeId silu(Graph& g, NodeId x, Span at) { return unary(g, Op::Silu, x, at); }
 NodeId abs(Graph& g, NodeId x, Span at) { return unary(g, Op::Abs, x, at); }
 NodeId sign(Graph& g, NodeId x, Span at) { return unary(g, Op::Sign, x, at); }
+NodeId round_bf16(Graph& g, NodeId x, Span at) { return unary(g, Op::RoundBf16, x, at); }
 
 namespace {
 

@@ -1,5 +1,6 @@
 #include "lang/trace.h"
 
+#include "graph/precision.h"
 #include "lang/tensor.h"
 
 namespace sx {
@@ -59,6 +60,15 @@ TracedModel trace_model(Interp& in, const LoaderDecl& loader, int64_t rows, bool
         ops::check_vocab(out.graph, n.inputs[1], vocab, n.span);
       }
   return out;
+}
+
+void apply_precision(TracedModel& m, const std::string& precision) {
+  if (precision != "bf16") return;
+  std::vector<NodeId> map, roots{m.loss};
+  for (const auto& [name, id] : m.metrics) roots.push_back(id);
+  m.graph = round_products_bf16(m.graph, roots, &map);
+  m.loss = map[m.loss];
+  for (auto& [name, id] : m.metrics) id = map[id];
 }
 
 }  // namespace sx

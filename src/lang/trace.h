@@ -19,4 +19,10 @@ struct TracedModel {
 // of `loader`. `training`: dropout is active. The loss must be a float scalar.
 TracedModel trace_model(Interp& in, const LoaderDecl& loader, int64_t rows, bool training);
 
+// The run's :precision made part of the traced graph, before autodiff (so
+// that the backward's products are rounded too): bf16 inserts round-bf16
+// nodes (graph/precision.h); f32 and tf32 leave it as traced (tf32 runs as
+// f32 on the CPU).
+void apply_precision(TracedModel& m, const std::string& precision);
+
 }  // namespace sx

@@ -89,11 +89,11 @@ void add_outputs(StepGraph& s) {
 // What a checkpoint must agree on to be resumed: the parameters' names and
 // shapes, the model's operations, and the training data's order. Not the batch
 // rows a microbatch has: a resume may change :microbatches.
-std::string identity_text(Compiled& c) {
+// `one`: the model traced at one record, whatever the microbatch rows.
+std::string identity_text(Compiled& c, const TracedModel& one) {
   std::string text;
   for (const auto& p : c.params) text += p.path + " " + p.shape.str() + "\n";
-  // The model at one record: its every operation, shape and parameter, whatever the microbatch rows.
-  TracedModel one = trace_model(*c.interp, *c.x->run->loader, 1, /*training=*/true);
+  // The model's every operation, shape and parameter.
   for (const Node& n : one.graph.nodes())
     text += fmt::format("{} {}{} {} {} {} {}\n", op_name(n.op), dtype_name(n.dtype), n.shape.str(), n.path,
                         n.attrs.axis, n.attrs.value, n.attrs.causal);
@@ -116,6 +116,7 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
   // tracer: the training step's forward graph, on one microbatch
   c.micro_rows = run.batch / run.microbatches;
   c.train.traced = trace_model(*c.interp, *run.loader, c.micro_rows, /*training=*/true);
+  apply_precision(c.train.traced, run.precision);
   // autodiff: the backward of the mean loss
   c.train.grads = backward(c.train.traced.graph, c.train.traced.loss, run.model->span);
   c.train.taps = selected_taps(c.train.traced.graph, run.diagnostics);
@@ -129,6 +130,7 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
     p.decl = e;
     p.batch = e->batch.value_or(run.batch);
     p.step.traced = trace_model(*c.interp, *e->loader, p.batch, /*training=*/false);
+    apply_precision(p.step.traced, run.precision);
     check_same_params(c.params, p.step.traced.graph, e->name);
     add_outputs(p.step);
     c.passes.push_back(std::move(p));
@@ -143,7 +145,15 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
       }
     return names;
   });
-  c.graph_hash = sha256_hex(identity_text(c), 16);
+  // The hash at every precision, so that a resume changing :precision can
+  // tell the model's own changes from the rounding's.
+  const TracedModel one = trace_model(*c.interp, *run.loader, 1, /*training=*/true);
+  for (const char* precision : {"f32", "bf16", "tf32"}) {
+    TracedModel m = one;
+    apply_precision(m, precision);
+    c.graph_hashes[precision] = sha256_hex(identity_text(c, m), 16);
+  }
+  c.graph_hash = c.graph_hashes.at(run.precision);
   // From here on the run loop answers signals at step boundaries; the
   // curriculum's :when, evaluated later, must never end in Interrupted.
   c.interp->stop_flag = nullptr;

@@ -2,6 +2,7 @@
 // The compile driver: from an experiment file and a selection to everything a
 // run needs — the validated experiment, the training-step graph with its
 // gradients, each pass's graph, the parameters. Every stage is one call.
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,8 @@ struct Compiled {
   std::vector<PassGraph> passes;
   std::vector<ParamInfo> params;
   std::string graph_hash;  // of the training graph: ops, shapes, dtypes, paths
+  // What graph_hash would be at each :precision, for a resume that changes it.
+  std::map<std::string, std::string> graph_hashes;
   int64_t param_count() const;
 };
 

@@ -79,15 +79,21 @@ nlohmann::ordered_json optimizer_json(const OptimizerSpec& o) {
 }
 
 std::vector<ResumeDifference> resume_differences(const nlohmann::ordered_json& state, const Experiment& x,
-                                                 const std::string& graph_hash, int threads) {
+                                                 const std::map<std::string, std::string>& graph_hashes, int threads) {
   std::vector<ResumeDifference> out;
   std::string old_graph = state.value("graph", "");
-  bool graph_changed = old_graph != graph_hash;
+  const std::string& graph_hash = graph_hashes.at(x.run->precision);
   std::map<std::string, nlohmann::ordered_json> old_knobs;
   if (state.contains("knobs") && state["knobs"].is_array())
     for (const auto& k : state["knobs"])
       if (k.is_object() && k.contains("name") && k["name"].is_string())
         old_knobs[k["name"]] = k.value("value", nlohmann::ordered_json());
+  // The checkpoint's graph against this model at the checkpoint's precision.
+  auto old_precision = old_knobs.find("precision");
+  auto then = old_precision != old_knobs.end() && old_precision->second.is_string()
+                  ? graph_hashes.find(old_precision->second.get<std::string>())
+                  : graph_hashes.end();
+  bool graph_changed = old_graph != (then != graph_hashes.end() ? then->second : graph_hash);
   bool named_cause = false;
   for (const auto& k : x.manifest) {
     nlohmann::ordered_json now = to_json(*k.value);

@@ -474,7 +474,7 @@ class Session {
   // Restores everything a step depends on; refuses what cannot continue.
   void load_resume() {
     const Json& st = resume_->data.state;
-    differences_ = resume_differences(st, *x_, c_.graph_hash, req_.env.threads);
+    differences_ = resume_differences(st, *x_, c_.graph_hashes, req_.env.threads);
     std::vector<Diagnostic> refused;
     for (const auto& d : differences_)
       if (d.cls == "refused")

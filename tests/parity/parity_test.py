@@ -15,6 +15,11 @@ this test needs only the standard library):
 - step 1's logits/* and attention/* diagnostics: relative 1e-4 (they place a
   disagreement in the forward pass).
 
+A fixture of another precision (`"precision": "bf16"`, made by
+tools/make_bf16_parity_fixture.py) also holds the same run in f32 under `f32`:
+sexpgpu's losses must then differ from those f32 losses (the rounding is
+real) by less than 5% relative (it is still the same training).
+
 Prints every value with its relative difference and the maximum of each group.
 """
 import json
@@ -25,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 LOSS_RTOL, GRAD_RTOL, DIAG_RTOL = 1e-5, 1e-4, 1e-4
+PRECISION_LOSS_RTOL = 0.05  # a bf16 run against the same run in f32
 
 
 def rel(a, b):
@@ -71,7 +77,8 @@ def main():
 
     print(f"{cfg.name}: step-1 gradient norms (relative {GRAD_RTOL:g})")
     s1 = steps[1]
-    norms, norms64 = expected["grad_norms_step1"], expected["float64"]["grad_norms_step1"]
+    norms = expected["grad_norms_step1"]
+    norms64 = expected.get("float64", expected.get("f32"))["grad_norms_step1"]
     biggest = max(norms64.values())
     worst = 0.0
     for path, want in sorted(norms.items()):
@@ -99,6 +106,18 @@ def main():
             continue
         worst = max(worst, check("diagnostic", name, s1[name], want, DIAG_RTOL))
     print(f"  max relative difference {worst:.2e}")
+
+    if "f32" in expected:
+        print(f"{cfg.name}: {expected['precision']} losses against the f32 run's (different, within "
+              f"{PRECISION_LOSS_RTOL:g} relative)")
+        f32_losses = expected["f32"]["step_losses"]
+        for k, w in enumerate(f32_losses, 1):
+            got = steps[k]["train/loss"]
+            print(f"  step {k}: {expected['precision']} {got:.9g}  f32 {w:.9g}  rel {rel(got, w):.2e}")
+            if rel(got, w) >= PRECISION_LOSS_RTOL:
+                failures.append(f"step {k}: {got!r} is not within {PRECISION_LOSS_RTOL:g} of f32's {w!r}")
+        if all(steps[k]["train/loss"] == w for k, w in enumerate(f32_losses, 1)):
+            failures.append(f"every {expected['precision']} loss equals the f32 run's: nothing was rounded")
 
     if failures:
         print("\n".join(["FAIL:"] + failures))

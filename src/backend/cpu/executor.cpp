@@ -5,21 +5,16 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/cpu/vmath.h"
 #include "util/error.h"
 
 namespace sx::cpu {
 
 namespace {
 
-// Round-to-nearest-even to bfloat16, kept in f32: how bf16 is emulated (as the reference).
+// How a bf16-typed value is emulated: rounded after each op (as the reference).
 void round_bf16(float* v, int64_t count) {
-  for (int64_t k = 0; k < count; ++k) {
-    uint32_t b;
-    std::memcpy(&b, &v[k], 4);
-    if ((b & 0x7f800000u) == 0x7f800000u) continue;
-    b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
-    std::memcpy(&v[k], &b, 4);
-  }
+  for (int64_t k = 0; k < count; ++k) v[k] = round_bf16_f(v[k]);
 }
 
 }  // namespace

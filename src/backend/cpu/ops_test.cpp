@@ -40,6 +40,38 @@ TEST(CpuOps, UnaryFloat) {
   check(c, outs);
 }
 
+// Round to nearest even at the 16th bit: ties both ways, a carry into the
+// exponent and into inf, subnormals, signed zero, inf and NaN, and random values.
+TEST(CpuOps, RoundBf16) {
+  Case c;
+  auto f = [](uint32_t b) {
+    float x;
+    std::memcpy(&x, &b, 4);
+    return x;
+  };
+  std::vector<float> v = {f(0x3f808000u), f(0x3f818000u), f(0x3f808001u), f(0x3f80ffffu), f(0x3fffffffu),
+                          f(0x7f7fffffu), f(0xff7f8000u), f(0x00008000u), f(0x00018000u), f(0x807fffffu),
+                          0.0f,           -0.0f,          INFINITY,       -INFINITY,      NAN,
+                          1.0f / 3,       -1e-30f,        3e38f};
+  std::uniform_real_distribution<float> u(-3, 3);
+  while (v.size() < 203) v.push_back(u(c.rng));
+  c.feeds.inputs["x"] = ref::Tensor<float>::of(Shape{static_cast<int64_t>(v.size())}, v);
+  NodeId y = round_bf16(c.g, input(c.g, "x", {static_cast<int64_t>(v.size())}, DType::F32));
+  check(c, {y}, 0, true);
+  auto got = c.cpu({y}, 1)[0].f;
+  EXPECT_EQ(got[0], f(0x3f800000u));  // a tie rounds to the even neighbour, down
+  EXPECT_EQ(got[1], f(0x3f820000u));  // and up
+  EXPECT_EQ(got[2], f(0x3f810000u));  // above the tie
+  EXPECT_EQ(got[4], 2.0f);            // the carry reaches the exponent
+  EXPECT_EQ(got[5], INFINITY);        // past the largest bf16
+  EXPECT_TRUE(std::isnan(got[14]));
+  for (float x : got) {
+    uint32_t b;
+    std::memcpy(&b, &x, 4);
+    EXPECT_TRUE((b & 0xffffu) == 0 || std::isnan(x)) << x << " is not a bf16 value";
+  }
+}
+
 TEST(CpuOps, ExactOps) {
   Case c;
   NodeId x = c.in({4, 33}), y = c.in({33});

@@ -8,6 +8,7 @@
 #include "backend/cpu/gpt_graph.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/test_util.h"
+#include "graph/precision.h"
 
 namespace sx::cpu::testing {
 namespace {
@@ -33,10 +34,16 @@ void compare(Case& c, const Step& s, double rtol) {
   for (size_t k = 0; k < s.outs.size(); ++k) expect_close(got[k], want[s.outs[k]], rtol, s.names[k], 1e-7);
 }
 
-Case gpt_case(const GptShape& shape, Step* step) {
+// bf16: with :precision bf16's rounding nodes, inserted before autodiff as the tracer does.
+Case gpt_case(const GptShape& shape, Step* step, bool bf16 = false) {
   Case c;
   c.g.builtin_taps = false;
   GptGraph m = build_gpt(c.g, shape);
+  if (bf16) {
+    std::vector<NodeId> map;
+    c.g = round_products_bf16(c.g, {m.loss}, &map);
+    m.loss = map[m.loss];
+  }
   std::string t = "tokens", y = "targets";
   for (const std::string& name : {t, y}) {
     std::vector<int32_t> v(shape.batch * shape.seq);
@@ -52,6 +59,20 @@ TEST(CpuTrain, GptLossAndGradientsMatchTheReference) {
   Step s;
   Case c = gpt_case({.batch = 2, .seq = 9, .vocab = 37, .d = 24, .heads = 3, .layers = 2}, &s);
   compare(c, s, 2e-5);
+}
+
+// The rounding points are the same nodes for both backends; their products
+// accumulate in different orders, so a value close to a bf16 tie may round
+// to a neighbour (2^-8 relative) on one of them: close, not equal.
+TEST(CpuTrain, Bf16GptLossAndGradientsMatchTheReference) {
+  Step s;
+  Case c = gpt_case({.batch = 2, .seq = 9, .vocab = 37, .d = 24, .heads = 3, .layers = 2}, &s, true);
+  compare(c, s, 2e-3);
+  Step f;
+  Case f32 = gpt_case({.batch = 2, .seq = 9, .vocab = 37, .d = 24, .heads = 3, .layers = 2}, &f);
+  auto a = c.cpu({s.outs[0]}, 1), b = f32.cpu({f.outs[0]}, 1);
+  EXPECT_NE(a[0].f[0], b[0].f[0]) << "bf16's loss is f32's: nothing was rounded";
+  EXPECT_NEAR(a[0].f[0], b[0].f[0], 0.05 * std::fabs(b[0].f[0]));
 }
 
 TEST(CpuTrain, GradientsOfManyOpsMatchTheReference) {
@@ -135,6 +156,15 @@ TEST(CpuTrain, BitIdenticalForEveryInstructionSet) {
   Step s;
   Case c = gpt_case({.batch = 4, .seq = 64, .vocab = 200, .d = 64, .heads = 4, .layers = 2}, &s);
   expect_same_bits_for_every_isa(c, s, 2);
+}
+
+TEST(CpuTrain, Bf16BitIdenticalForEveryInstructionSetAndThreadCount) {
+  Step s;
+  Case c = gpt_case({.batch = 4, .seq = 64, .vocab = 200, .d = 64, .heads = 4, .layers = 2}, &s, true);
+  expect_same_bits_for_every_isa(c, s, 2);
+  auto one = c.cpu(s.outs, 1), three = c.cpu(s.outs, 3);
+  for (size_t k = 0; k < s.outs.size(); ++k)
+    EXPECT_TRUE(same_bits(one[k], three[k])) << s.names[k] << " differs between 1 and 3 threads";
 }
 
 TEST(CpuTrain, ManyOpsBitIdenticalForEveryInstructionSet) {

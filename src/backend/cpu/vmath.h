@@ -51,4 +51,17 @@ inline float gelu_grad_f(float x) {
 
 inline float sigmoid_f(float x) { return 1.0f / (1.0f + exp_f(-x)); }
 
+// Round-to-nearest-even to bfloat16, kept in f32 (as the reference's
+// round_bf16): inf and NaN stay, a carry out of the mantissa rounds up to the
+// next binade or to inf. Branch-free so that the loops calling it vectorise.
+inline float round_bf16_f(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  uint32_t r = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+  r = (b & 0x7f800000u) == 0x7f800000u ? b : r;
+  float y;
+  std::memcpy(&y, &r, 4);
+  return y;
+}
+
 }  // namespace sx::cpu

@@ -46,6 +46,8 @@ T unary_float(Op op, T x) {
       T t = std::tanh(T(kGeluC) * (x + T(kGeluA) * x * x * x));
       return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * T(kGeluC) * (T(1) + T(3 * kGeluA) * x * x);
     }
+    case Op::RoundBf16:
+      return round_bf16(x);
     default:
       SX_ASSERT(false, "not a float unary op");
   }
