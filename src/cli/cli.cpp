@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "util/big_stack.h"
 #include "util/error.h"
+#include "util/printable.h"
 #include "util/version.h"
 
 namespace sx {
@@ -54,10 +55,10 @@ int cli_main(int argc, char** argv) {
     try {
       status = dispatch(args);
     } catch (const UserError& e) {
-      for (const auto& d : e.diagnostics()) std::cerr << render(d);
+      std::cerr << render(e);
       status = ExitStatus::refused;
     } catch (const InternalError& e) {
-      std::cerr << e.what() << "\n";
+      std::cerr << one_line(e.what()) << "\n";
       status = ExitStatus::internal;
     } catch (const std::bad_alloc&) {
       std::cerr << "error: out of memory\n";

@@ -5,6 +5,7 @@
 
 #include "lang/declarations.h"
 #include "lang/selection.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -51,7 +52,7 @@ std::shared_ptr<T> named(Interp& in, const KeyArg& a, const ValueP& v, const cha
   UserError e = in.error_here(Code::DEF_006, where(a),
                               fmt::format("{} `:{}` expected a {}, found {} `{}`; the declared {}s are {}", form, a.key,
                                           what, type_name(*v), repr(*v), what,
-                                          declared.empty() ? "none" : fmt::format("{}", fmt::join(declared, ", "))));
+                                          declared.empty() ? "none" : join_capped(declared, ", ")));
   return (throw e, nullptr);
 }
 
@@ -176,7 +177,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
       for (const auto& v : x.variants) names.push_back(v.name);
       throw UserError(Code::KNOB_002, {},
                       fmt::format("--variant `{}` is not declared; the variants are {}", sel.variant,
-                                  names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))),
+                                  names.empty() ? "none" : join_capped(names, ", ")),
                       names.empty() ? fmt::format("declare it with (defvariant {} :knob value ...)", sel.variant)
                                     : did_you_mean(sel.variant, names));
     }
@@ -200,7 +201,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
     if (!is_knob(name))
       errors.push_back({Code::KNOB_001,
                         fmt::format("--set {}: `{}` is not a knob; the knobs are {}", name, name,
-                                    fmt::join(all_knobs, ", ")),
+                                    join_capped(all_knobs, ", ")),
                         {},
                         {},
                         did_you_mean(name, all_knobs)});
@@ -212,7 +213,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
         collect([&] {
           throw in.error_here(Code::KNOB_001, a.key_span,
                               fmt::format("variant `{}` sets `{}`, which is not a knob; the knobs are {}", v.name,
-                                          a.key, fmt::join(all_knobs, ", ")),
+                                          a.key, join_capped(all_knobs, ", ")),
                               did_you_mean(a.key, all_knobs));
         });
       for (const auto& k : x.knobs)

@@ -36,7 +36,7 @@ std::vector<std::pair<std::string, std::string>> effective_sets(const Selection&
 std::string describe_choices(const KnobDecl& k) {
   std::vector<std::string> cs;
   for (const auto& c : k.choices) cs.push_back(canonical(*c));
-  return fmt::format("{}", fmt::join(cs, ", "));
+  return join_capped(cs, ", ");
 }
 
 ValueP parse_knob_value(const KnobDecl& k, const std::string& text, const std::string& source) {

@@ -11,8 +11,11 @@
 #include <iostream>
 
 #include "util/error.h"
+#include "util/printable.h"
 
 namespace sx {
+
+std::string json_text(const Json& record) { return record.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::string rfc3339_now() {
   auto now = std::chrono::system_clock::now();
@@ -52,7 +55,7 @@ MetricsSink::~MetricsSink() {
 
 void MetricsSink::write(const Json& record) {
   if (fd_ < 0) return;
-  write_all(fd_, record.dump() + "\n");
+  write_all(fd_, json_text(record) + "\n");
 }
 
 Json MetricsSink::describe() const {
@@ -65,14 +68,15 @@ std::string MetricsSink::line() const { return is_stdout_ ? "stdout" : "jsonl:" 
 void StatusFile::write(const Json& status) {
   if (path_.empty()) return;
   std::string tmp = path_ + ".tmp-" + std::to_string(::getpid());
-  std::string text = status.dump() + "\n";
+  std::string text = json_text(status) + "\n";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   bool ok = fd >= 0 && write_all(fd, text) && ::fsync(fd) == 0;
   if (fd >= 0) ::close(fd);
   ok = ok && std::rename(tmp.c_str(), path_.c_str()) == 0;
   if (!ok) {
     ::unlink(tmp.c_str());
-    if (!warned_) std::cerr << fmt::format("warning: cannot write the status file {}: {}\n", path_, std::strerror(errno));
+    if (!warned_)
+      std::cerr << one_line(fmt::format("warning: cannot write the status file {}: {}\n", path_, std::strerror(errno)));
     warned_ = true;
   }
 }

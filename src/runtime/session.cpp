@@ -22,6 +22,7 @@
 #include "data/train_stream.h"
 #include "runtime/resume.h"
 #include "runtime/timing.h"
+#include "util/printable.h"
 #include "util/version.h"
 
 namespace sx {
@@ -315,9 +316,9 @@ class Session {
     std::string where = fmt::format("step {}/{} loss {}", k, run_decl().steps, loss);
     std::string tail = fmt::format("{} records | {:.1f}s", records_, loop_clock_->seconds());
     if (name == "eval")
-      std::cerr << fmt::format("{} | {} | {}\n", where, fmt::join(parts, " | "), tail);
+      std::cerr << one_line(fmt::format("{} | {} | {}\n", where, fmt::join(parts, " | "), tail));
     else
-      std::cerr << fmt::format("{}: {} | {} | {}\n", name, fmt::join(parts, " | "), where, tail);
+      std::cerr << one_line(fmt::format("{}: {} | {} | {}\n", name, fmt::join(parts, " | "), where, tail));
     write_status("running");
   }
 
@@ -348,7 +349,7 @@ class Session {
     stage_ = static_cast<int64_t>(next);
     if (st.loader) current_loader_ = st.loader->name;
     lr_scale_ = st.lr_scale;
-    std::cerr << fmt::format("stage {} {} at step {} ({})\n", stage_, st.name, k, why);
+    std::cerr << one_line(fmt::format("stage {} {} at step {} ({})\n", stage_, st.name, k, why));
     write_status("running");
   }
 
@@ -421,7 +422,7 @@ class Session {
     }
     if (run_decl().keep) ckpt::keep_newest(*location_, x_->slug, *run_decl().keep);
     last_checkpoint_ = {step_, w.path};
-    std::cerr << fmt::format("checkpoint step-{} -> {} ({:.3f}s)\n", step_, w.path, w.seconds);
+    std::cerr << one_line(fmt::format("checkpoint step-{} -> {} ({:.3f}s)\n", step_, w.path, w.seconds));
     event("checkpoint", step_, {{"path", w.path}, {"bytes", w.bytes}, {"seconds", w.seconds}});
     write_status("running");
   }
@@ -451,8 +452,8 @@ class Session {
   }
 
   void report_resume() {
-    std::cerr << "resume: from " << resume_->path << "\n";
-    for (const auto& d : differences_) std::cerr << d.line() << "\n";
+    std::cerr << one_line("resume: from " + resume_->path + "\n");
+    for (const auto& d : differences_) std::cerr << one_line(d.line() + "\n");
   }
 
   // Restores everything a step depends on; refuses what cannot continue.
@@ -514,12 +515,12 @@ class Session {
     std::vector<std::string> evals;
     for (const auto& p : c_.passes) evals.push_back(fmt::format("{}@{}", p.decl->name, x_->every(*p.decl)));
     std::string diags = r.diagnostics.empty() ? "-" : fmt::format("{}", fmt::join(r.diagnostics, ","));
-    std::cerr << fmt::format(
+    std::cerr << one_line(fmt::format(
         "run: {} slug {} device cpu steps {} microbatches {} evals {} diagnostics {} precision {} seed {} "
         "checkpoints {} resume {} status {}\n",
         req_.file, x_->slug, r.steps, r.microbatches, evals.empty() ? "-" : fmt::format("{}", fmt::join(evals, ",")),
-        diags, r.precision, r.seed, checkpoints_text(), resume_text, status_.enabled() ? status_.path() : "-");
-    if (metrics_.enabled()) std::cerr << "metrics: " << metrics_.line() << "\n";
+        diags, r.precision, r.seed, checkpoints_text(), resume_text, status_.enabled() ? status_.path() : "-"));
+    if (metrics_.enabled()) std::cerr << one_line("metrics: " + metrics_.line() + "\n");
   }
 
   Json meta_record() const {
@@ -590,16 +591,16 @@ class Session {
   }
 
   void print_end_block(const char* word) const {
-    std::cerr << fmt::format("{}: {} {}, train/loss {}\n", word, step_, step_ == 1 ? "step" : "steps",
-                             step_ > 0 ? fmt::format("{:.4f}", train_loss_) : "-");
+    std::cerr << one_line(fmt::format("{}: {} {}, train/loss {}\n", word, step_, step_ == 1 ? "step" : "steps",
+                             step_ > 0 ? fmt::format("{:.4f}", train_loss_) : "-"));
     for (const auto& [k, v] : last_eval_) {
       auto colon = k.find(':');
-      if (colon == std::string::npos) std::cerr << fmt::format("  {} {:.4f}\n", k, v);
+      if (colon == std::string::npos) std::cerr << one_line(fmt::format("  {} {:.4f}\n", k, v));
     }
     for (const auto& [k, v] : last_eval_) {
       auto colon = k.find(':');
       if (colon != std::string::npos)
-        std::cerr << fmt::format("  {}: {} {:.4f}\n", k.substr(0, colon), k.substr(colon + 1), v);
+        std::cerr << one_line(fmt::format("  {}: {} {:.4f}\n", k.substr(0, colon), k.substr(colon + 1), v));
     }
     std::cerr << fmt::format("  counter records {}\n  counter tokens {}\n", records_, tokens_count_);
   }
@@ -616,7 +617,7 @@ class Session {
   // last line — once, when the metrics already go there.
   void write_summary(const Json& s) {
     metrics_.write(s);
-    if (req_.json && metrics_.line() != "stdout") std::cout << s.dump() << std::endl;
+    if (req_.json && metrics_.line() != "stdout") std::cout << json_text(s) << std::endl;
   }
 
   void finish_done() {
@@ -642,7 +643,7 @@ class Session {
 
   int finish_failed(const UserError& e) {
     if (loop_clock_) timings_.total_s = loop_clock_->seconds();
-    for (const auto& d : e.diagnostics()) std::cerr << render(d);
+    std::cerr << render(e);
     int64_t at = in_flight_ ? in_flight_ : step_;
     event("error", at, error_json(e));
     std::cerr << timings_.block();
