@@ -14,7 +14,7 @@ ExitStatus cmd_check(const ParsedArgs& args) {
   Selection sel = selection_from(args, env);
   Compiled c = compile(file, sel, env);
   std::cout << one_line(fmt::format("ok: {} {} parameters, {} nodes, plan {}\n", c.x->slug, c.param_count(),
-                           c.train.traced.graph.size(), c.train.plan.arena_bytes));
+                                    c.train.traced.graph.size(), c.train.plan.arena_bytes));
   return ExitStatus::done;
 }
 

@@ -21,14 +21,15 @@ std::string bytes_text(int64_t b) {
 void print_graph(const std::string& name, const StepGraph& s) {
   const Graph& g = s.traced.graph;
   const plan::Plan& p = s.plan;
-  std::cout << one_line(fmt::format("graph {}: {} nodes, {} computed, {} in place, {} views; plan {} ({} without reuse)\n",
-                           name, g.size(), p.schedule.size(), p.in_place, p.aliases, bytes_text(p.arena_bytes),
-                           bytes_text(p.total_bytes)));
+  std::cout << one_line(fmt::format(
+      "graph {}: {} nodes, {} computed, {} in place, {} views; plan {} ({} without reuse)\n", name, g.size(),
+      p.schedule.size(), p.in_place, p.aliases, bytes_text(p.arena_bytes), bytes_text(p.total_bytes)));
   for (const auto& [id, bytes] : p.largest(5)) {
     const Node& n = g.node(id);
     std::string where = Sources::global().where(n.span);
     std::cout << one_line(fmt::format("  {:>10}  {} {}{} {}{}\n", bytes_text(bytes), op_name(n.op), dtype_name(n.dtype),
-                             n.shape.str(), n.path.empty() ? "-" : n.path, where.empty() ? "" : " (" + where + ")"));
+                                      n.shape.str(), n.path.empty() ? "-" : n.path,
+                                      where.empty() ? "" : " (" + where + ")"));
   }
 }
 

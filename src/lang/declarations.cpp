@@ -320,8 +320,8 @@ ValueP current_knob_value(Interp& in, const std::string& name, Span at) {
                         fmt::format("`{}` is a run setting, known only once the whole file is read", name),
                         "read it inside the model, or use the value directly");
     UserError e = unknown_knob(in, x, name, at);
-    e.first().message = fmt::format("`{}` is not declared (yet); the knobs so far are {}", name,
-                                    join_capped(knob_names(x), ", "));
+    e.first().message =
+        fmt::format("`{}` is not declared (yet); the knobs so far are {}", name, join_capped(knob_names(x), ", "));
     throw e;
   }
   if (in.selection) {

@@ -49,10 +49,10 @@ template <typename T>
 std::shared_ptr<T> named(Interp& in, const KeyArg& a, const ValueP& v, const char* form, const char* what,
                          const std::vector<std::string>& declared) {
   if (v->object<T>()) return std::static_pointer_cast<T>(v->obj);
-  UserError e = in.error_here(Code::DEF_006, where(a),
-                              fmt::format("{} `:{}` expected a {}, found {} `{}`; the declared {}s are {}", form, a.key,
-                                          what, type_name(*v), repr(*v), what,
-                                          declared.empty() ? "none" : join_capped(declared, ", ")));
+  UserError e = in.error_here(
+      Code::DEF_006, where(a),
+      fmt::format("{} `:{}` expected a {}, found {} `{}`; the declared {}s are {}", form, a.key, what, type_name(*v),
+                  repr(*v), what, declared.empty() ? "none" : join_capped(declared, ", ")));
   return (throw e, nullptr);
 }
 
@@ -199,12 +199,12 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
   };
   for (const auto& [name, text] : sets)
     if (!is_knob(name))
-      errors.push_back({Code::KNOB_001,
-                        fmt::format("--set {}: `{}` is not a knob; the knobs are {}", name, name,
-                                    join_capped(all_knobs, ", ")),
-                        {},
-                        {},
-                        did_you_mean(name, all_knobs)});
+      errors.push_back(
+          {Code::KNOB_001,
+           fmt::format("--set {}: `{}` is not a knob; the knobs are {}", name, name, join_capped(all_knobs, ", ")),
+           {},
+           {},
+           did_you_mean(name, all_knobs)});
   // Every variant, selected or not, names only knobs and gives the file's own
   // knobs values they accept: `check` finds a broken variant before it is used.
   for (const auto& v : x.variants)

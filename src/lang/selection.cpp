@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "util/printable.h"
+
 namespace sx {
 
 std::string KnobDecl::type() const {

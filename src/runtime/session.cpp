@@ -592,7 +592,7 @@ class Session {
 
   void print_end_block(const char* word) const {
     std::cerr << one_line(fmt::format("{}: {} {}, train/loss {}\n", word, step_, step_ == 1 ? "step" : "steps",
-                             step_ > 0 ? fmt::format("{:.4f}", train_loss_) : "-"));
+                                      step_ > 0 ? fmt::format("{:.4f}", train_loss_) : "-"));
     for (const auto& [k, v] : last_eval_) {
       auto colon = k.find(':');
       if (colon == std::string::npos) std::cerr << one_line(fmt::format("  {} {:.4f}\n", k, v));

@@ -329,10 +329,9 @@ UserError failed(const Config& c, const char* method, const std::string& bucket,
 
 UserError bad_answer(const Config& c, const char* method, const std::string& bucket, const std::string& key,
                      const std::string& what) {
-  return UserError(
-      Code::S3_006, {},
-      fmt::format("cannot {} at {} ({} role): {}", describe(method, bucket, key), without_userinfo(c.endpoint), c.role,
-                  what));
+  return UserError(Code::S3_006, {},
+                   fmt::format("cannot {} at {} ({} role): {}", describe(method, bucket, key),
+                               without_userinfo(c.endpoint), c.role, what));
 }
 
 std::optional<uint64_t> to_u64(const std::string& s) {

@@ -220,7 +220,9 @@ std::vector<std::string> S3Credentials::missing() const {
 
 std::string S3Credentials::redacted() const {
   auto from = [](const std::string& variable) { return variable.empty() ? "unset" : "from " + variable; };
-  auto plain = [&](const Resolved& r) { return r.set() ? without_userinfo(r.value) + " " + from(r.variable) : "unset"; };
+  auto plain = [&](const Resolved& r) {
+    return r.set() ? without_userinfo(r.value) + " " + from(r.variable) : "unset";
+  };
   return fmt::format("{}: access key {}, secret key {}, session token {}, endpoint {}, region {}",
                      to_string(role), from(access_key_id.variable()), from(secret_access_key.variable()),
                      from(session_token.variable()), plain(endpoint_url), plain(region));

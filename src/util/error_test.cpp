@@ -80,8 +80,7 @@ TEST(Render, LongLineOfControlCharactersStaysAligned) {
   std::string out = rendered(text, at, at + 1, at + 1);
   std::string shown;
   for (int i = 0; i < 99; ++i) shown += "\\x01";
-  EXPECT_NE(out.find("1 | ..." + shown + "@\n  | " + std::string(3 + 99 * 4, ' ') + "^\n"), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("1 | ..." + shown + "@\n  | " + std::string(3 + 99 * 4, ' ') + "^\n"), std::string::npos) << out;
 }
 
 }  // namespace

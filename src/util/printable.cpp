@@ -13,8 +13,8 @@ bool in(char32_t cp, char32_t lo, char32_t hi) { return cp >= lo && cp <= hi; }
 // Code points a terminal acts on rather than shows: C0 and C1 controls, DEL,
 // and the ones that reorder or break lines (bidi overrides, U+2028/9).
 bool is_control(char32_t cp) {
-  return cp < 0x20 || in(cp, 0x7F, 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
-         in(cp, 0x2028, 0x202E) || in(cp, 0x2066, 0x2069);
+  return cp < 0x20 || in(cp, 0x7F, 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F || in(cp, 0x2028, 0x202E) ||
+         in(cp, 0x2066, 0x2069);
 }
 
 // Columns on a terminal, as wcwidth(3) answers for the common cases: East

@@ -12,15 +12,21 @@ TEST(Printable, ControlCharactersAreEscaped) {
   EXPECT_EQ(printable("a\x1b]0;pwned\x07z"), "a\\x1b]0;pwned\\x07z");
   EXPECT_EQ(printable(std::string("nul\0end", 7)), "nul\\x00end");
   EXPECT_EQ(printable("one\ntwo\r\tthree\x7f"), "one\\ntwo\\r\\tthree\\x7f");
-  EXPECT_EQ(printable("c1 \xc2\x9b" "31m"), "c1 \\u{9b}31m");                // U+009B, the 8-bit CSI
-  EXPECT_EQ(printable("bidi \xe2\x80\xae" "txt"), "bidi \\u{202e}txt");     // RIGHT-TO-LEFT OVERRIDE
-  EXPECT_EQ(printable("ls \xe2\x80\xa8" "x"), "ls \\u{2028}x");             // LINE SEPARATOR
+  EXPECT_EQ(printable("c1 \xc2\x9b"
+                      "31m"),
+            "c1 \\u{9b}31m");  // U+009B, the 8-bit CSI
+  EXPECT_EQ(printable("bidi \xe2\x80\xae"
+                      "txt"),
+            "bidi \\u{202e}txt");  // RIGHT-TO-LEFT OVERRIDE
+  EXPECT_EQ(printable("ls \xe2\x80\xa8"
+                      "x"),
+            "ls \\u{2028}x");  // LINE SEPARATOR
 }
 
 TEST(Printable, InvalidUtf8IsEscapedByteByByte) {
   EXPECT_EQ(printable("caf\xe9"), "caf\\xe9");
-  EXPECT_EQ(printable("\xc0\x80"), "\\xc0\\x80");       // overlong NUL
-  EXPECT_EQ(printable("ab\xe2\x82"), "ab\\xe2\\x82");   // truncated
+  EXPECT_EQ(printable("\xc0\x80"), "\\xc0\\x80");           // overlong NUL
+  EXPECT_EQ(printable("ab\xe2\x82"), "ab\\xe2\\x82");       // truncated
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
 }
 
@@ -52,7 +58,8 @@ TEST(Printable, OneLineKeepsOnlyTheFinalNewline) {
 TEST(Printable, UserinfoIsNeverShown) {
   EXPECT_EQ(without_userinfo("http://user:secret@127.0.0.1:1/"), "http://***@127.0.0.1:1/");
   EXPECT_EQ(without_userinfo("https://token@host"), "https://***@host");
-  EXPECT_EQ(without_userinfo("GET s3://b/k at http://a:b@h:9000 (data role)"), "GET s3://b/k at http://***@h:9000 (data role)");
+  EXPECT_EQ(without_userinfo("GET s3://b/k at http://a:b@h:9000 (data role)"),
+            "GET s3://b/k at http://***@h:9000 (data role)");
   EXPECT_EQ(without_userinfo("http://u:p@a/x and https://v:q@b/"), "http://***@a/x and https://***@b/");
   EXPECT_EQ(without_userinfo("http://u:p@@evil@host/"), "http://***@host/");
   // An '@' after the host is part of the path, not userinfo.
