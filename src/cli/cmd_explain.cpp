@@ -40,7 +40,8 @@ ExitStatus cmd_explain(const ParsedArgs& args) {
   Environment env = command_environment(args);
   Selection sel = selection_from(args, env);
   Compiled c = compile(file, sel, env);
-  std::cout << one_line(fmt::format("experiment {} slug {} run {}\n\nknobs:\n", file, c.x->slug, c.x->run->name));
+  std::cout << one_line(fmt::format("experiment {} slug {} run {}\n", file, c.x->slug, c.x->run->name))
+            << "\nknobs:\n";
   for (const auto& k : c.x->manifest)
     std::cout << one_line(fmt::format("  {:<18} {:<10} {}\n", k.name, canonical(*k.value), k.source));
   std::cout << fmt::format("\nparameters: {} in {} tensors\n", c.param_count(), c.params.size());

@@ -114,6 +114,22 @@ def case_console_lines_escaped():
     expect(len(paths) == 2 and all(p.startswith(want) for p in paths), f"checkpoint events: {paths}")
 
 
+def case_not_utf8_file_name_run():
+    """A data file named with bytes that are not UTF-8 trains, checkpoints and resumes; JSON keeps U+FFFD."""
+    sx = experiment("latin1", source="*.txt", extra=" :checkpoint-every 1")
+    os.rename(os.path.join(TMP, "latin1", "train.txt"), os.path.join(TMP.encode(), b"latin1", b"caf\xe9.txt"))
+    metrics, status = os.path.join(TMP, "latin1.jsonl"), os.path.join(TMP, "latin1-status.json")
+    ckpt = os.path.join(TMP, "latin1-ckpt")
+    rc, out, err = run_bytes("run", sx, "--json", "--checkpoint-dir", ckpt, "--metrics", "jsonl:" + metrics,
+                             "--status", status)
+    expect(rc == 0, f"exit {rc}:\n{err!r}")
+    expect_clean("stderr", err)
+    for data in [out, open(status, "rb").read()] + open(metrics, "rb").read().splitlines():
+        json.loads(data)
+    rc, out, err = run_bytes("run", sx, "--checkpoint-dir", ckpt, "--resume", "latest", "--steps", "3")
+    expect(rc == 0 and b"resume: from " in err and b"done: 3 steps" in err, f"exit {rc}:\n{err!r}")
+
+
 def case_print_escaped():
     """(print ...) at compile time shows its text escaped."""
     sx = experiment("print")
