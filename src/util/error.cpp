@@ -46,25 +46,32 @@ std::string snippet(const Diagnostic& d, const SourceFile& f, const std::string&
   size_t line_begin = f.line_starts[d.span.line - 1];
   size_t b = std::min<size_t>(d.span.begin - line_begin, line.size());
   size_t e = std::min<size_t>(std::max<size_t>(d.span.end, d.span.begin) - line_begin, line.size());
-  std::vector<PrintableCell> cells = printable_cells(line);
-  auto cell_of = [&](size_t byte) {
-    size_t k = 0;
-    while (k < cells.size() && cells[k].byte < byte) ++k;
-    return k;
-  };
-  size_t first = cell_of(b), last = std::max(cell_of(e), first + 1);
-  size_t from = 0, to = cells.size();
+  // Which cells the span covers, and how many the line has, without making
+  // them: a line can be megabytes long and only kShownWidth cells are shown.
+  size_t total = 0, first = 0, last = 0;
+  for (size_t i = 0; i < line.size(); i += cell_bytes(line, i), ++total) {
+    if (i < b) first = total + 1;
+    if (i < e) last = total + 1;
+  }
+  last = std::max(last, first + 1);
+  size_t from = 0, to = total;
   std::string before, after;
-  if (cells.size() > kShownWidth) {
-    from = first > kContextBefore ? std::min(first - kContextBefore, cells.size() - kShownWidth) : 0;
+  if (total > kShownWidth) {
+    from = first > kContextBefore ? std::min(first - kContextBefore, total - kShownWidth) : 0;
     to = from + kShownWidth;
     if (from > 0) before = "...";
-    if (to < cells.size()) after = "...";
+    if (to < total) after = "...";
   }
+  size_t begin_byte = 0, end_byte = 0;
+  for (size_t k = 0; end_byte < line.size() && k < to; ++k) {
+    if (k == from) begin_byte = end_byte;
+    end_byte += cell_bytes(line, end_byte);
+  }
+  std::vector<PrintableCell> cells = printable_cells(line.substr(begin_byte, end_byte - begin_byte));
   std::string shown;
-  for (size_t k = from; k < to; ++k) shown += cells[k].text;
-  size_t lead = columns(cells, from, std::min(first, to));
-  size_t len = std::max<size_t>(1, columns(cells, std::min(first, to), std::min(last, to)));
+  for (const auto& c : cells) shown += c.text;
+  size_t lead = columns(cells, 0, std::min(first, to) - from);
+  size_t len = std::max<size_t>(1, columns(cells, std::min(first, to) - from, std::min(last, to) - from));
   std::string out = fmt::format("{} |\n", pad);
   out += fmt::format("{} | {}{}{}\n", num, before, shown, after);
   out += fmt::format("{} | {}{}\n", pad, std::string(before.size() + lead, ' '), std::string(len, '^'));

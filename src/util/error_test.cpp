@@ -83,5 +83,17 @@ TEST(Render, LongLineOfControlCharactersStaysAligned) {
   EXPECT_NE(out.find("1 | ..." + shown + "@\n  | " + std::string(3 + 99 * 4, ' ') + "^\n"), std::string::npos) << out;
 }
 
+// Only the shown window of a line is escaped and measured: a generated file's
+// line of megabytes costs no more memory than the window.
+TEST(Render, LineOfMegabytesShownAroundTheSpan) {
+  std::string text = std::string(8 << 20, 'a') + "\t@" + std::string(1 << 20, 'b');
+  uint32_t at = static_cast<uint32_t>(text.find('@'));
+  std::string out = rendered(text, at, at + 1, at + 1);
+  EXPECT_NE(out.find("1 | ..." + std::string(29, 'a') + "\\t@" + std::string(69, 'b') + "...\n"), std::string::npos)
+      << out.substr(0, 400);
+  EXPECT_NE(out.find("  | " + std::string(3 + 29 + 2, ' ') + "^\n"), std::string::npos) << out.substr(0, 400);
+  EXPECT_LT(out.size(), 1000u);
+}
+
 }  // namespace
 }  // namespace sx

@@ -47,6 +47,12 @@ std::string escape(char32_t cp) {
 
 }  // namespace
 
+size_t cell_bytes(std::string_view s, size_t i) {
+  char32_t cp = 0;
+  size_t len = decode_utf8(reinterpret_cast<const unsigned char*>(s.data()) + i, s.size() - i, &cp);
+  return len == 0 ? 1 : len;
+}
+
 std::vector<PrintableCell> printable_cells(std::string_view s) {
   std::vector<PrintableCell> cells;
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());

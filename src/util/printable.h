@@ -20,6 +20,8 @@ struct PrintableCell {
   size_t width;      // terminal columns: 1; 2 for wide (CJK) characters; 0 for combining marks
 };
 std::vector<PrintableCell> printable_cells(std::string_view s);
+// The bytes of the cell that begins at s[i]: its code point's, or 1 for an invalid byte.
+size_t cell_bytes(std::string_view s, size_t i);
 
 // `s` with the escapes of printable_cells: "a\x1b]0;x\x07" for a\e]0;x\a.
 // Backslashes are not doubled: the result is for reading, not parsing back.

@@ -7,9 +7,9 @@ in an error is cut to its first 20 items.
 
     escape.py SEXPGPU REPO CASE
 """
-import json, os, struct, subprocess
+import json, os, struct, subprocess, sys
 
-from harness import SEXPGPU, TMP, clean_env, expect, fail, main
+from harness import REPO, SEXPGPU, TMP, clean_env, expect, main
 
 # A tensor name, a path or a value that would drive a terminal if printed raw:
 # set the title, clear the screen, return the carriage, end the string, and
@@ -159,6 +159,43 @@ def case_userinfo_never_shown():
         for what, data in outputs.items():
             for secret in (b"secret", b"keysecretvalue", b"user:"):
                 expect(secret not in data, f"{endpoint}: {what} holds {secret!r}:\n{data!r}")
+
+
+def case_userinfo_never_shown_in_a_run():
+    """A whole run against S3 (moto) through an endpoint with user:password@: the run line, checkpoint lines,
+    metrics events, the status file and the checkpoint's state.json never hold the password."""
+    moto = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "s3", "moto.py")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = moto.stdout.readline()
+    if not line:
+        print("SKIP: moto is not available:", moto.stderr.read())
+        return
+    info = json.loads(line)
+    try:
+        import boto3
+        s3 = boto3.client("s3", endpoint_url=info["endpoint"], region_name="us-east-1", aws_access_key_id="test",
+                          aws_secret_access_key="test")
+        s3.put_object(Bucket="sx-data", Key="text/train.txt", Body=b"abcdefgh" * 64)
+        sx = experiment("s3run", source="s3://sx-data/text/train.txt", extra=" :checkpoint-every 1")
+        endpoint = info["endpoint"].replace("http://", "http://user:hunter2@") + "/"
+        env = {"AWS_ENDPOINT_URL": endpoint, "AWS_REGION": "us-east-1",
+               "SEXPGPU_DATA_AWS_ACCESS_KEY_ID": info["data"]["key"],
+               "SEXPGPU_DATA_AWS_SECRET_ACCESS_KEY": info["data"]["secret"],
+               "SEXPGPU_CHECKPOINT_AWS_ACCESS_KEY_ID": info["checkpoint"]["key"],
+               "SEXPGPU_CHECKPOINT_AWS_SECRET_ACCESS_KEY": info["checkpoint"]["secret"]}
+        metrics, status = os.path.join(TMP, "s3run.jsonl"), os.path.join(TMP, "s3run-status.json")
+        rc, out, err = run_bytes("run", sx, "--json", "--checkpoint-dir", "s3://sx-ckpt/runs", "--metrics",
+                                 "jsonl:" + metrics, "--status", status, env=env)
+        expect(rc == 0, f"exit {rc}:\n{err!r}")
+        expect(b"checkpoint step-2 -> s3://sx-ckpt/runs/" in err, repr(err))
+        state = s3.get_object(Bucket="sx-ckpt", Key="runs/s3run/step-2/state.json")["Body"].read()
+        for what, data in {"stderr": err, "stdout": out, "metrics": open(metrics, "rb").read(),
+                           "status": open(status, "rb").read(), "state.json": state}.items():
+            for secret in [b"hunter2", info["data"]["secret"].encode(), info["checkpoint"]["secret"].encode()]:
+                expect(secret not in data, f"{what} holds {secret!r}:\n{data!r}")
+    finally:
+        moto.stdin.close()
+        moto.wait(timeout=30)
 
 
 def case_many_mismatches_capped():
