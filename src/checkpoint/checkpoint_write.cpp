@@ -76,7 +76,9 @@ WriteResult write_checkpoint(CheckpointStore& store, const CheckpointData& data)
   nlohmann::ordered_json state = data.state.is_null() ? nlohmann::ordered_json::object() : data.state;
   state["step"] = data.step;
   state["files"] = {{kModelFile, sha256_hex(model)}, {kOptimizerFile, sha256_hex(optimizer)}};
-  std::string state_text = state.dump(1) + "\n";
+  // A data file's name that is not UTF-8 is written as U+FFFD, not refused
+  // with an exception at the first checkpoint (a resume then names the shard it cannot find).
+  std::string state_text = state.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   std::string complete = sha256_hex(state_text) + "  " + kStateFile + "\n";
 
   std::string final = step_folder(data.step);

@@ -9,6 +9,7 @@
 #include "runtime/signals.h"
 #include "util/big_stack.h"
 #include "util/error.h"
+#include "util/printable.h"
 #include "util/version.h"
 
 namespace sx {
@@ -65,10 +66,10 @@ int cli_main(int argc, char** argv) {
     } catch (const Interrupted&) {
       interrupted = true;
     } catch (const UserError& e) {
-      for (const auto& d : e.diagnostics()) std::cerr << render(d);
+      std::cerr << render(e);
       status = ExitStatus::refused;
     } catch (const InternalError& e) {
-      std::cerr << e.what() << "\n";
+      std::cerr << one_line(e.what()) << "\n";
       status = ExitStatus::internal;
     } catch (const std::bad_alloc&) {
       std::cerr << "error: out of memory\n";

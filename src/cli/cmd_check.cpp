@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "runtime/signals.h"
 #include "runtime/compile.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -13,8 +14,8 @@ ExitStatus cmd_check(const ParsedArgs& args) {
   Environment env = command_environment(args);
   Selection sel = selection_from(args, env);
   Compiled c = compile(file, sel, env, StopSignals::flag());
-  std::cout << fmt::format("ok: {} {} parameters, {} nodes, plan {}\n", c.x->slug, c.param_count(),
-                           c.train.traced.graph.size(), c.train.plan.arena_bytes);
+  std::cout << one_line(fmt::format("ok: {} {} parameters, {} nodes, plan {}\n", c.x->slug, c.param_count(),
+                                    c.train.traced.graph.size(), c.train.plan.arena_bytes));
   return ExitStatus::done;
 }
 

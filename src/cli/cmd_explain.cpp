@@ -6,6 +6,7 @@
 #include "runtime/signals.h"
 #include "lang/selection.h"
 #include "runtime/compile.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -21,14 +22,15 @@ std::string bytes_text(int64_t b) {
 void print_graph(const std::string& name, const StepGraph& s) {
   const Graph& g = s.traced.graph;
   const plan::Plan& p = s.plan;
-  std::cout << fmt::format("graph {}: {} nodes, {} computed, {} in place, {} views; plan {} ({} without reuse)\n",
-                           name, g.size(), p.schedule.size(), p.in_place, p.aliases, bytes_text(p.arena_bytes),
-                           bytes_text(p.total_bytes));
+  std::cout << one_line(fmt::format(
+      "graph {}: {} nodes, {} computed, {} in place, {} views; plan {} ({} without reuse)\n", name, g.size(),
+      p.schedule.size(), p.in_place, p.aliases, bytes_text(p.arena_bytes), bytes_text(p.total_bytes)));
   for (const auto& [id, bytes] : p.largest(5)) {
     const Node& n = g.node(id);
     std::string where = Sources::global().where(n.span);
-    std::cout << fmt::format("  {:>10}  {} {}{} {}{}\n", bytes_text(bytes), op_name(n.op), dtype_name(n.dtype),
-                             n.shape.str(), n.path.empty() ? "-" : n.path, where.empty() ? "" : " (" + where + ")");
+    std::cout << one_line(fmt::format("  {:>10}  {} {}{} {}{}\n", bytes_text(bytes), op_name(n.op), dtype_name(n.dtype),
+                                      n.shape.str(), n.path.empty() ? "-" : n.path,
+                                      where.empty() ? "" : " (" + where + ")"));
   }
 }
 
@@ -49,12 +51,13 @@ ExitStatus cmd_explain(const ParsedArgs& args) {
   refuse_unbuilt_devices(env);
   Selection sel = selection_from(args, env);
   Compiled c = compile(file, sel, env, StopSignals::flag());
-  std::cout << fmt::format("experiment {} slug {} run {}\n\nknobs:\n", file, c.x->slug, c.x->run->name);
+  std::cout << one_line(fmt::format("experiment {} slug {} run {}\n", file, c.x->slug, c.x->run->name))
+            << "\nknobs:\n";
   for (const auto& k : c.x->manifest)
-    std::cout << fmt::format("  {:<18} {:<10} {}\n", k.name, canonical(*k.value), k.source);
+    std::cout << one_line(fmt::format("  {:<18} {:<10} {}\n", k.name, canonical(*k.value), k.source));
   std::cout << fmt::format("\nparameters: {} in {} tensors\n", c.param_count(), c.params.size());
   for (const auto& p : c.params)
-    std::cout << fmt::format("  {:<28} {:<12} {}\n", p.path, p.shape.str(), p.shape.numel());
+    std::cout << one_line(fmt::format("  {:<28} {:<12} {}\n", p.path, p.shape.str(), p.shape.numel()));
   std::cout << "\n";
   print_graph("train-step", c.train);
   for (const auto& p : c.passes) print_graph(p.decl->name, p.step);

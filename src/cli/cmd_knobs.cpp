@@ -7,6 +7,7 @@
 #include "lang/declarations.h"
 #include "lang/frontend.h"
 #include "lang/manifest_json.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -91,7 +92,7 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
   for (const auto& r : rows) {
     std::string doc = r.doc;
     if (!r.constraints.empty()) doc += (doc.empty() ? "" : " ") + fmt::format("({})", r.constraints);
-    std::cout << fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", r.name, wn, r.type, wt, r.dflt, wd, doc);
+    std::cout << one_line(fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", r.name, wn, r.type, wt, r.dflt, wd, doc));
   }
   std::cout << "\n";
   if (x.variants.empty()) std::cout << "variants: none\n";
@@ -99,7 +100,7 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
   for (const auto& v : x.variants) {
     std::vector<std::string> sets;
     for (const auto& a : v.sets) sets.push_back(fmt::format("{}={}", a.key, canonical(*a.expr)));
-    std::cout << fmt::format("  {}  {}\n", v.name, fmt::join(sets, " "));
+    std::cout << one_line(fmt::format("  {}  {}\n", v.name, fmt::join(sets, " ")));
   }
   return ExitStatus::done;
 }

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "lang/interp.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -84,7 +85,7 @@ void register_builtins_strings(Interp& in) {
   // (print x ...): "print: x ..." on standard error, at compile time; returns nil.
   in.builtin("print", [](Interp&, Args& a) {
     a.expect(0, -1);
-    std::string line = "print: " + concat_displays(a, 0, " ") + "\n";
+    std::string line = one_line("print: " + concat_displays(a, 0, " ") + "\n");
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::fflush(stderr);
     return nil();

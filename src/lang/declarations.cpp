@@ -9,6 +9,7 @@
 
 #include "lang/keys.h"
 #include "lang/selection.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -69,7 +70,7 @@ std::vector<std::string> knob_names(const Experiment& x) {
 UserError unknown_knob(Interp& in, const Experiment& x, const std::string& name, Span at) {
   auto names = knob_names(x);
   UserError e = def_error(in, Code::KNOB_001, at,
-                          fmt::format("`{}` is not a knob; the knobs are {}", name, fmt::join(names, ", ")),
+                          fmt::format("`{}` is not a knob; the knobs are {}", name, join_capped(names, ", ")),
                           did_you_mean(name, names));
   if (e.first().help.empty()) e.first().help = fmt::format("declare it with (defknob {} <default>)", name);
   return e;
@@ -333,8 +334,8 @@ ValueP current_knob_value(Interp& in, const std::string& name, Span at) {
                         fmt::format("`{}` is a run setting, known only once the whole file is read", name),
                         "read it inside the model, or use the value directly");
     UserError e = unknown_knob(in, x, name, at);
-    e.first().message = fmt::format("`{}` is not declared (yet); the knobs so far are {}", name,
-                                    fmt::join(knob_names(x), ", "));
+    e.first().message =
+        fmt::format("`{}` is not declared (yet); the knobs so far are {}", name, join_capped(knob_names(x), ", "));
     throw e;
   }
   if (in.selection) {

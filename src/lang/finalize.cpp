@@ -7,6 +7,7 @@
 #include "lang/error_list.h"
 #include "lang/keys.h"
 #include "lang/selection.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -50,10 +51,10 @@ template <typename T>
 std::shared_ptr<T> named(Interp& in, const KeyArg& a, const ValueP& v, const char* form, const char* what,
                          const std::vector<std::string>& declared) {
   if (v->object<T>()) return std::static_pointer_cast<T>(v->obj);
-  UserError e = in.error_here(Code::DEF_006, where(a),
-                              fmt::format("{} `:{}` expected a {}, found {} `{}`; the declared {}s are {}", form, a.key,
-                                          what, type_name(*v), repr(*v), what,
-                                          declared.empty() ? "none" : fmt::format("{}", fmt::join(declared, ", "))));
+  UserError e = in.error_here(
+      Code::DEF_006, where(a),
+      fmt::format("{} `:{}` expected a {}, found {} `{}`; the declared {}s are {}", form, a.key, what, type_name(*v),
+                  repr(*v), what, declared.empty() ? "none" : join_capped(declared, ", ")));
   return (throw e, nullptr);
 }
 
@@ -228,7 +229,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
       for (const auto& v : x.variants) names.push_back(v.name);
       throw UserError(Code::KNOB_002, {},
                       fmt::format("--variant `{}` is not declared; the variants are {}", sel.variant,
-                                  names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))),
+                                  names.empty() ? "none" : join_capped(names, ", ")),
                       names.empty() ? fmt::format("declare it with (defvariant {} :knob value ...)", sel.variant)
                                     : did_you_mean(sel.variant, names));
     }
@@ -250,12 +251,12 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
   };
   for (const auto& [name, text] : sets)
     if (!is_knob(name))
-      errors.push_back({Code::KNOB_001,
-                        fmt::format("--set {}: `{}` is not a knob; the knobs are {}", name, name,
-                                    fmt::join(all_knobs, ", ")),
-                        {},
-                        {},
-                        did_you_mean(name, all_knobs)});
+      errors.push_back(
+          {Code::KNOB_001,
+           fmt::format("--set {}: `{}` is not a knob; the knobs are {}", name, name, join_capped(all_knobs, ", ")),
+           {},
+           {},
+           did_you_mean(name, all_knobs)});
   // Every variant, selected or not, names only knobs and gives the file's own
   // knobs values they accept: `check` finds a broken variant before it is used.
   for (const auto& v : x.variants)
@@ -264,7 +265,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
         collect([&] {
           throw in.error_here(Code::KNOB_001, a.key_span,
                               fmt::format("variant `{}` sets `{}`, which is not a knob; the knobs are {}", v.name,
-                                          a.key, fmt::join(all_knobs, ", ")),
+                                          a.key, join_capped(all_knobs, ", ")),
                               did_you_mean(a.key, all_knobs));
         });
       for (const auto& k : x.knobs)

@@ -6,6 +6,7 @@
 #include "lang/experiment.h"
 #include "lang/std_files.h"
 #include "reader/reader.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -62,7 +63,7 @@ void Args::expect(size_t min, long max, const std::vector<std::string>& accepted
     if (std::find(accepted.begin(), accepted.end(), key) != accepted.end()) continue;
     std::vector<std::string> keys;
     for (const auto& a : accepted) keys.push_back(":" + a);
-    std::string list = keys.empty() ? "none" : fmt::format("{}", fmt::join(keys, " "));
+    std::string list = keys.empty() ? "none" : join_capped(keys, " ");
     UserError err(Code::EVAL_003, kw_spans[k],
                   fmt::format("`{}` has no keyword parameter `:{}`; it accepts {}", fn_name, key, list));
     if (auto near = nearest(key, accepted); !near.empty()) err.first().help = fmt::format("did you mean `:{}`?", near);
@@ -300,7 +301,7 @@ ValueP Interp::apply_closure(const Closure& c, Args& args) {
     std::vector<std::string> all = p.pos;
     if (!p.rest.empty()) all.push_back("& " + p.rest);
     for (const auto& [k, d] : p.kw) all.push_back(":" + k);
-    return all.empty() ? std::string("no parameters") : fmt::format("[{}]", fmt::join(all, " "));
+    return all.empty() ? std::string("no parameters") : fmt::format("[{}]", join_capped(all, " "));
   };
   for (size_t k = 0; k < args.kw.size(); ++k) {
     const auto& key = args.kw[k].first;

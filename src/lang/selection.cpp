@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "util/printable.h"
+
 namespace sx {
 
 std::string KnobDecl::type() const {
@@ -36,7 +38,7 @@ std::vector<std::pair<std::string, std::string>> effective_sets(const Selection&
 std::string describe_choices(const KnobDecl& k) {
   std::vector<std::string> cs;
   for (const auto& c : k.choices) cs.push_back(canonical(*c));
-  return fmt::format("{}", fmt::join(cs, ", "));
+  return join_capped(cs, ", ");
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include "checkpoint/safetensors.h"
 #include "lang/experiment.h"
 #include "util/error.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -35,45 +36,52 @@ void apply_init_from(ParamStore& params, const std::string& path, Span span, con
     throw;
   }
 
-  // Every difference, sorted by model path: (path, note).
-  std::vector<std::pair<std::string, std::string>> diffs;
+  // Every difference, sorted by model path. An extra tensor's did-you-mean is
+  // looked up only for the notes an error shows (kListShown of them): a file
+  // with a million tensors must not cost a million edit-distance searches.
+  struct Difference {
+    std::string path, note;
+    bool extra = false;
+  };
+  std::vector<Difference> diffs;
   std::vector<std::string> model_paths;
   for (const auto& p : params.info) model_paths.push_back(p.path);
   for (const auto& p : params.info) {
     auto it = header.entries.find(p.path);
     std::vector<int64_t> want = p.shape.vec();
     if (it == header.entries.end()) {
-      diffs.emplace_back(
-          p.path, fmt::format("missing: parameter `{}` {} is not in the file", p.path, shape_str(want)));
+      diffs.push_back({p.path, fmt::format("missing: parameter `{}` {} is not in the file", p.path, shape_str(want))});
       continue;
     }
     const st::Entry& e = it->second;
     if (!st::is_float_dtype(e.dtype))
-      diffs.emplace_back(p.path,
-                         fmt::format("dtype: `{}` is {} in the file; parameters are read from F32, F16, "
-                                     "BF16 or F64",
-                                     p.path, e.dtype));
+      diffs.push_back({p.path, fmt::format("dtype: `{}` is {} in the file; parameters are read from F32, F16, "
+                                           "BF16 or F64",
+                                           p.path, e.dtype)});
     if (e.shape != want)
-      diffs.emplace_back(p.path, fmt::format("shape: `{}` is {} in the file but {} in the model", p.path,
-                                             shape_str(e.shape), shape_str(want)));
+      diffs.push_back({p.path, fmt::format("shape: `{}` is {} in the file but {} in the model", p.path,
+                                           shape_str(e.shape), shape_str(want))});
   }
   for (const auto& [k, e] : header.entries) {
     if (std::find(model_paths.begin(), model_paths.end(), k) != model_paths.end()) continue;
-    std::string near = nearest(k, model_paths);
-    diffs.emplace_back(
-        k, fmt::format("extra: tensor `{}` {} {} is not a parameter of the model{}", k, e.dtype,
-                       shape_str(e.shape), near.empty() ? "" : fmt::format(" (did you mean `{}`?)", near)));
+    diffs.push_back(
+        {k, fmt::format("extra: tensor `{}` {} {} is not a parameter of the model", k, e.dtype, shape_str(e.shape)),
+         true});
   }
   if (!diffs.empty()) {
-    std::stable_sort(diffs.begin(), diffs.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(diffs.begin(), diffs.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
     Diagnostic d{Code::CKPT_007,
                  fmt::format("{} does not match the model's parameters: {} difference{}", name, diffs.size(),
                              diffs.size() == 1 ? "" : "s"),
                  span,
                  {},
                  kHelp};
-    for (auto& [k, note] : diffs) d.notes.push_back(std::move(note));
+    for (size_t i = 0; i < diffs.size(); ++i) {
+      if (diffs[i].extra && i < kListShown)
+        if (std::string near = nearest(diffs[i].path, model_paths); !near.empty())
+          diffs[i].note += fmt::format(" (did you mean `{}`?)", near);
+      d.notes.push_back(std::move(diffs[i].note));
+    }
     throw UserError(std::move(d));
   }
 

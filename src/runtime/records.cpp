@@ -12,8 +12,11 @@
 
 #include "util/error.h"
 #include "util/fd_io.h"
+#include "util/printable.h"
 
 namespace sx {
+
+std::string json_text(const Json& record) { return record.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::string rfc3339_now() {
   auto now = std::chrono::system_clock::now();
@@ -81,7 +84,7 @@ std::string MetricsSink::page_padded(std::string line, int64_t offset) {
 
 void MetricsSink::write(const Json& record) {
   if (fd_ < 0 || failed_) return;
-  std::string line = record.dump() + "\n";
+  std::string line = json_text(record) + "\n";
   std::string where = is_stdout_ ? "standard output" : path_;
   auto what = [&] {
     std::string kind = record.value("kind", "");

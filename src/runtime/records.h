@@ -12,6 +12,10 @@ namespace sx {
 
 using Json = nlohmann::ordered_json;
 
+// One line of JSON. Bytes that are not UTF-8 (a tensor name read from a file,
+// quoted in an error) are written as U+FFFD rather than refused.
+std::string json_text(const Json& record);
+
 // "2026-11-29T10:00:00.000Z": RFC 3339 UTC with milliseconds.
 std::string rfc3339_now();
 

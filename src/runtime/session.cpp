@@ -23,6 +23,7 @@
 #include "data/train_stream.h"
 #include "runtime/resume.h"
 #include "runtime/timing.h"
+#include "util/printable.h"
 #include "util/version.h"
 
 namespace sx {
@@ -331,9 +332,9 @@ class Session {
     std::string where = fmt::format("step {}/{} loss {}", k, run_decl().steps, loss);
     std::string tail = fmt::format("{} records | {:.1f}s", records_, loop_clock_->seconds());
     if (name == "eval")
-      std::cerr << fmt::format("{} | {} | {}\n", where, fmt::join(parts, " | "), tail);
+      std::cerr << one_line(fmt::format("{} | {} | {}\n", where, fmt::join(parts, " | "), tail));
     else
-      std::cerr << fmt::format("{}: {} | {} | {}\n", name, fmt::join(parts, " | "), where, tail);
+      std::cerr << one_line(fmt::format("{}: {} | {} | {}\n", name, fmt::join(parts, " | "), where, tail));
     write_status("running");
   }
 
@@ -364,7 +365,7 @@ class Session {
     std::string why = describe_condition(*st.when, *env);
     event("stage", k, {{"from", stage_}, {"to", static_cast<int64_t>(next)}, {"name", st.name}, {"condition", why}});
     enter_stage(static_cast<int64_t>(next));
-    std::cerr << fmt::format("stage {} {} at step {} ({})\n", stage_, st.name, k, why);
+    std::cerr << one_line(fmt::format("stage {} {} at step {} ({})\n", stage_, st.name, k, why));
     write_status("running");
   }
 
@@ -437,7 +438,7 @@ class Session {
     }
     if (run_decl().keep) ckpt::keep_newest(*location_, x_->slug, *run_decl().keep);
     last_checkpoint_ = {step_, w.path};
-    std::cerr << fmt::format("checkpoint step-{} -> {} ({:.3f}s)\n", step_, w.path, w.seconds);
+    std::cerr << one_line(fmt::format("checkpoint step-{} -> {} ({:.3f}s)\n", step_, w.path, w.seconds));
     event("checkpoint", step_, {{"path", w.path}, {"bytes", w.bytes}, {"seconds", w.seconds}});
     write_status("running");
   }
@@ -467,8 +468,8 @@ class Session {
   }
 
   void report_resume() {
-    std::cerr << "resume: from " << resume_->path << "\n";
-    for (const auto& d : differences_) std::cerr << d.line() << "\n";
+    std::cerr << one_line("resume: from " + resume_->path + "\n");
+    for (const auto& d : differences_) std::cerr << one_line(d.line() + "\n");
   }
 
   // Restores everything a step depends on; refuses what cannot continue.
@@ -529,12 +530,12 @@ class Session {
     std::vector<std::string> evals;
     for (const auto& p : c_.passes) evals.push_back(fmt::format("{}@{}", p.decl->name, x_->every(*p.decl)));
     std::string diags = r.diagnostics.empty() ? "-" : fmt::format("{}", fmt::join(r.diagnostics, ","));
-    std::cerr << fmt::format(
+    std::cerr << one_line(fmt::format(
         "run: {} slug {} device cpu steps {} microbatches {} evals {} diagnostics {} precision {} seed {} "
         "checkpoints {} resume {} status {}\n",
         req_.file, x_->slug, r.steps, r.microbatches, evals.empty() ? "-" : fmt::format("{}", fmt::join(evals, ",")),
-        diags, r.precision, r.seed, checkpoints_text(), resume_text, status_.enabled() ? status_.path() : "-");
-    if (metrics_.enabled()) std::cerr << "metrics: " << metrics_.line() << "\n";
+        diags, r.precision, r.seed, checkpoints_text(), resume_text, status_.enabled() ? status_.path() : "-"));
+    if (metrics_.enabled()) std::cerr << one_line("metrics: " + metrics_.line() + "\n");
   }
 
   Json meta_record() const {
@@ -560,7 +561,7 @@ class Session {
     try {
       metrics_.write(rec);
     } catch (const MetricsWriteError& m) {
-      for (const auto& d : m.diagnostics()) std::cerr << render(d);
+      std::cerr << render(m);
     }
   }
 
@@ -621,16 +622,16 @@ class Session {
   }
 
   void print_end_block(const char* word) const {
-    std::cerr << fmt::format("{}: {} {}, train/loss {}\n", word, step_, step_ == 1 ? "step" : "steps",
-                             step_ > 0 ? fmt::format("{:.4f}", train_loss_) : "-");
+    std::cerr << one_line(fmt::format("{}: {} {}, train/loss {}\n", word, step_, step_ == 1 ? "step" : "steps",
+                                      step_ > 0 ? fmt::format("{:.4f}", train_loss_) : "-"));
     for (const auto& [k, v] : last_eval_) {
       auto colon = k.find(':');
-      if (colon == std::string::npos) std::cerr << fmt::format("  {} {:.4f}\n", k, v);
+      if (colon == std::string::npos) std::cerr << one_line(fmt::format("  {} {:.4f}\n", k, v));
     }
     for (const auto& [k, v] : last_eval_) {
       auto colon = k.find(':');
       if (colon != std::string::npos)
-        std::cerr << fmt::format("  {}: {} {:.4f}\n", k.substr(0, colon), k.substr(colon + 1), v);
+        std::cerr << one_line(fmt::format("  {}: {} {:.4f}\n", k.substr(0, colon), k.substr(colon + 1), v));
     }
     std::cerr << fmt::format("  counter records {}\n  counter tokens {}\n", records_, tokens_count_);
   }
@@ -646,9 +647,11 @@ class Session {
   // The summary ends the metrics; with --json it is also standard output's
   // last line — once, when the metrics already go there.
   void write_summary(const Json& s, bool last = false) {
-    if (last) record_last(s);
-    else metrics_.write(s);
-    if (req_.json && metrics_.line() != "stdout") std::cout << s.dump() << std::endl;
+    if (last)
+      record_last(s);
+    else
+      metrics_.write(s);
+    if (req_.json && metrics_.line() != "stdout") std::cout << json_text(s) << std::endl;
   }
 
   void finish_done() {
@@ -683,7 +686,7 @@ class Session {
       try {
         checkpoint();
       } catch (const UserError& ce) {
-        for (const auto& d : ce.diagnostics()) std::cerr << render(d);
+        std::cerr << render(ce);
       }
     }
     return finish_failed(e);
@@ -691,7 +694,7 @@ class Session {
 
   int finish_failed(const UserError& e) {
     if (loop_clock_) timings_.total_s = loop_clock_->seconds();
-    for (const auto& d : e.diagnostics()) std::cerr << render(d);
+    std::cerr << render(e);
     int64_t at = in_flight_ ? in_flight_ : step_;
     record_last(event_record("error", at, error_json(e)));
     std::cerr << timings_.block();

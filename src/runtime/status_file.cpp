@@ -14,6 +14,7 @@
 #include "runtime/records.h"
 #include "runtime/signals.h"
 #include "util/fd_io.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -83,7 +84,7 @@ StatusFile::StatusFile(const std::optional<std::string>& path, const std::string
 
 void StatusFile::write(const Json& status, const Json* if_killed) {
   if (path_.empty()) return;
-  std::string text = status.dump() + "\n";
+  std::string text = json_text(status) + "\n";
   int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   bool ok = fd >= 0 && write_all(fd, text) && ::fsync(fd) == 0;
   if (fd >= 0) ::close(fd);
@@ -91,11 +92,12 @@ void StatusFile::write(const Json& status, const Json* if_killed) {
   if (!ok) {
     int err = errno;
     ::unlink(temp_.c_str());
-    if (!warned_) std::cerr << fmt::format("warning: cannot write the status file {}: {}\n", path_, std::strerror(err));
+    if (!warned_)
+      std::cerr << one_line(fmt::format("warning: cannot write the status file {}: {}\n", path_, std::strerror(err)));
     warned_ = true;
     return;
   }
-  if (if_killed) StopSignals::set_last_status(temp_, target_, if_killed->dump() + "\n");
+  if (if_killed) StopSignals::set_last_status(temp_, target_, json_text(*if_killed) + "\n");
 }
 
 }  // namespace sx

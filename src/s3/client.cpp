@@ -15,6 +15,7 @@
 #include "s3/curl_api.h"
 #include "s3/xml.h"
 #include "util/error.h"
+#include "util/printable.h"
 
 namespace sx::s3 {
 
@@ -266,7 +267,7 @@ std::string describe(const char* method, const std::string& bucket, const std::s
 Client::Response Client::perform(const Request& req) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   auto where = [&] {
-    return fmt::format("{} at {}", describe(req.method, req.bucket, req.key), config_.endpoint);
+    return fmt::format("{} at {}", describe(req.method, req.bucket, req.key), without_userinfo(config_.endpoint));
   };
   int attempts = std::max(1, config_.max_attempts);
   for (int attempt = 1;; ++attempt) {
@@ -284,7 +285,7 @@ Client::Response Client::perform(const Request& req) {
         throw UserError(
             Code::S3_001, {},
             fmt::format("cannot {} ({} role): {} (curl error {}), after {} {}", where(), config_.role,
-                        f.message, static_cast<int>(f.code), attempt, attempt == 1 ? "try" : "tries"),
+                        without_userinfo(f.message), static_cast<int>(f.code), attempt, attempt == 1 ? "try" : "tries"),
             "check the role's ENDPOINT_URL and the network");
       failure = f;
     }
@@ -315,7 +316,7 @@ UserError failed(const Config& c, const char* method, const std::string& bucket,
             : status >= 200 && status < 300           ? Code::S3_006
                                                       : Code::S3_005;
   std::string text = fmt::format("cannot {} at {} ({} role): HTTP {}", describe(method, bucket, key),
-                                 c.endpoint, c.role, status);
+                                 without_userinfo(c.endpoint), c.role, status);
   if (!code.empty()) text += " " + code;
   if (!message.empty()) text += ": " + message;
   if (attempts > 1) text += fmt::format(", after {} tries", attempts);
@@ -328,9 +329,9 @@ UserError failed(const Config& c, const char* method, const std::string& bucket,
 
 UserError bad_answer(const Config& c, const char* method, const std::string& bucket, const std::string& key,
                      const std::string& what) {
-  return UserError(
-      Code::S3_006, {},
-      fmt::format("cannot {} at {} ({} role): {}", describe(method, bucket, key), c.endpoint, c.role, what));
+  return UserError(Code::S3_006, {},
+                   fmt::format("cannot {} at {} ({} role): {}", describe(method, bucket, key),
+                               without_userinfo(c.endpoint), c.role, what));
 }
 
 std::optional<uint64_t> to_u64(const std::string& s) {

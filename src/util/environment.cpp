@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "util/error.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -44,7 +45,8 @@ bool is_flag(std::string_view source) { return source.starts_with("--"); }
 [[noreturn]] void bad(std::string_view source, std::string_view expected, std::string_view found,
                       std::string help = {}) {
   throw UserError(is_flag(source) ? Code::CLI_002 : Code::ENV_001, Span{},
-                  fmt::format("{}: expected {}, found {}", source, expected, quoted(found)), std::move(help));
+                  fmt::format("{}: expected {}, found {}", source, expected, quoted(without_userinfo(found))),
+                  std::move(help));
 }
 
 // How the user would write the setting: "--resume latest" or "SEXPGPU_RESUME=latest".
@@ -218,7 +220,9 @@ std::vector<std::string> S3Credentials::missing() const {
 
 std::string S3Credentials::redacted() const {
   auto from = [](const std::string& variable) { return variable.empty() ? "unset" : "from " + variable; };
-  auto plain = [&](const Resolved& r) { return r.set() ? r.value + " " + from(r.variable) : "unset"; };
+  auto plain = [&](const Resolved& r) {
+    return r.set() ? without_userinfo(r.value) + " " + from(r.variable) : "unset";
+  };
   return fmt::format("{}: access key {}, secret key {}, session token {}, endpoint {}, region {}",
                      to_string(role), from(access_key_id.variable()), from(secret_access_key.variable()),
                      from(session_token.variable()), plain(endpoint_url), plain(region));

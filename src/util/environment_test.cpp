@@ -287,6 +287,26 @@ TEST(Environment, S3EachValueResolvesOnItsOwn) {
   EXPECT_EQ(::testing::PrintToString(d.secret_access_key), "<secret from SEXPGPU_AWS_SECRET_ACCESS_KEY>");
 }
 
+// An endpoint's user:password@ is a credential too: never in redacted(), nor in
+// the E-ENV-001 that refuses a URL that is not http(s).
+TEST(Environment, S3EndpointUserinfoNeverShown) {
+  Environment e = parse({{"AWS_ENDPOINT_URL", "http://user:hunter2@127.0.0.1:1/"}, {"AWS_REGION", "r"},
+                         {"AWS_ACCESS_KEY_ID", "id"}, {"AWS_SECRET_ACCESS_KEY", "key"}});
+  std::string r = e.s3_data.redacted();
+  EXPECT_EQ(r.find("hunter2"), std::string::npos) << r;
+  EXPECT_NE(r.find("endpoint http://***@127.0.0.1:1/ from AWS_ENDPOINT_URL"), std::string::npos) << r;
+  Environment bad = parse({{"AWS_ENDPOINT_URL", "ftp://user:secret@host/"}, {"AWS_REGION", "r"},
+                           {"AWS_ACCESS_KEY_ID", "id"}, {"AWS_SECRET_ACCESS_KEY", "key"}});
+  try {
+    require_s3(bad.s3_data, "the source s3://b/train.txt");
+    FAIL();
+  } catch (const UserError& err) {
+    EXPECT_EQ(err.code(), Code::ENV_001);
+    EXPECT_EQ(std::string(err.what()).find("secret"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("ftp://***@host/"), std::string::npos) << err.what();
+  }
+}
+
 TEST(Environment, S3MissingListsVariablesToSet) {
   Environment e = parse({{"AWS_ACCESS_KEY_ID", "id"}, {"AWS_SECRET_ACCESS_KEY", "very-secret"}});
   EXPECT_EQ(e.s3_checkpoint.missing(),

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "util/printable.h"
+
 namespace sx {
 
 const std::vector<CodeInfo>& all_codes() {
@@ -24,60 +26,89 @@ const CodeInfo* find_code(std::string_view name) {
 }
 
 namespace {
-size_t code_points(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-// The byte offset of code point `k` of `s` (s.size() past the end).
-size_t byte_of(std::string_view s, size_t k) {
-  size_t i = 0;
-  for (; i < s.size(); ++i)
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && k-- == 0) return i;
-  return s.size();
-}
-
-// A source line longer than this many code points is shown as a window
+// A source line longer than this many characters is shown as a window
 // around the span, cut with "...": generated files can have lines of
 // thousands of characters.
 constexpr size_t kShownWidth = 100;
 constexpr size_t kContextBefore = 30;
+
+size_t columns(const std::vector<PrintableCell>& cells, size_t from, size_t to) {
+  size_t n = 0;
+  for (size_t i = from; i < to; ++i) n += cells[i].width;
+  return n;
+}
+
+// The source line with its control characters and invalid bytes escaped, and
+// carets under the span's part of it: a tab shows as `\t`, two columns, and
+// the carets move with it; a wide character takes two columns.
+std::string snippet(const Diagnostic& d, const SourceFile& f, const std::string& num, const std::string& pad) {
+  std::string_view line = f.line_text(d.span.line);
+  size_t line_begin = f.line_starts[d.span.line - 1];
+  size_t b = std::min<size_t>(d.span.begin - line_begin, line.size());
+  size_t e = std::min<size_t>(std::max<size_t>(d.span.end, d.span.begin) - line_begin, line.size());
+  // Which cells the span covers, and how many the line has, without making
+  // them: a line can be megabytes long and only kShownWidth cells are shown.
+  size_t total = 0, first = 0, last = 0;
+  for (size_t i = 0; i < line.size(); i += cell_bytes(line, i), ++total) {
+    if (i < b) first = total + 1;
+    if (i < e) last = total + 1;
+  }
+  last = std::max(last, first + 1);
+  size_t from = 0, to = total;
+  std::string before, after;
+  if (total > kShownWidth) {
+    from = first > kContextBefore ? std::min(first - kContextBefore, total - kShownWidth) : 0;
+    to = from + kShownWidth;
+    if (from > 0) before = "...";
+    if (to < total) after = "...";
+  }
+  size_t begin_byte = 0, end_byte = 0;
+  for (size_t k = 0; end_byte < line.size() && k < to; ++k) {
+    if (k == from) begin_byte = end_byte;
+    end_byte += cell_bytes(line, end_byte);
+  }
+  std::vector<PrintableCell> cells = printable_cells(line.substr(begin_byte, end_byte - begin_byte));
+  std::string shown;
+  for (const auto& c : cells) shown += c.text;
+  size_t lead = columns(cells, 0, std::min(first, to) - from);
+  size_t len = std::max<size_t>(1, columns(cells, std::min(first, to) - from, std::min(last, to) - from));
+  std::string out = fmt::format("{} |\n", pad);
+  out += fmt::format("{} | {}{}{}\n", num, before, shown, after);
+  out += fmt::format("{} | {}{}\n", pad, std::string(before.size() + lead, ' '), std::string(len, '^'));
+  return out;
+}
+
+std::string rendered_notes(const Diagnostic& d, const std::string& pad) {
+  std::string out;
+  for (size_t i = 0; i < d.notes.size() && i < kListShown; ++i)
+    out += fmt::format("{}= {}\n", pad, printable(d.notes[i]));
+  if (d.notes.size() > kListShown) out += fmt::format("{}= {}\n", pad, more_items(d.notes.size()));
+  return out;
+}
 }  // namespace
 
 std::string render(const Diagnostic& d) {
-  std::string out = fmt::format("error[{}]: {}\n", code_info(d.code).name, d.message);
+  std::string out = fmt::format("error[{}]: {}\n", code_info(d.code).name, printable(d.message));
   size_t width = 1;
   if (d.span.valid()) {
     const SourceFile& f = Sources::global().get(d.span.file);
     std::string num = std::to_string(d.span.line);
     width = num.size();
     std::string pad(width, ' ');
-    out += fmt::format("{}--> {}:{}:{}\n", pad, f.display, d.span.line, d.span.col);
-    std::string_view line = f.line_text(d.span.line);
-    // Carets under the span's part of its first line.
-    size_t line_begin = f.line_starts[d.span.line - 1];
-    size_t b = std::min<size_t>(d.span.begin - line_begin, line.size());
-    size_t e = std::min<size_t>(std::max<size_t>(d.span.end, d.span.begin) - line_begin, line.size());
-    size_t lead = code_points(line.substr(0, b));
-    size_t len = std::max<size_t>(1, code_points(line.substr(b, e - b)));
-    std::string shown(line), before, after;
-    if (size_t total = code_points(line); total > kShownWidth) {
-      size_t from = lead > kContextBefore ? std::min(lead - kContextBefore, total - kShownWidth) : 0;
-      size_t to = from + kShownWidth;
-      shown = std::string(line.substr(byte_of(line, from), byte_of(line, to) - byte_of(line, from)));
-      if (from > 0) before = "...";
-      if (to < total) after = "...";
-      lead -= from;
-      if (lead + len > kShownWidth) len = lead < kShownWidth ? kShownWidth - lead : 1;
-    }
-    out += fmt::format("{} |\n", pad);
-    out += fmt::format("{} | {}{}{}\n", num, before, shown, after);
-    out += fmt::format("{} | {}{}\n", pad, std::string(before.size() + lead, ' '), std::string(len, '^'));
+    out += fmt::format("{}--> {}:{}:{}\n", pad, printable(f.display), d.span.line, d.span.col);
+    out += snippet(d, f, num, pad);
   }
   std::string pad(width + 1, ' ');
-  for (const auto& n : d.notes) out += fmt::format("{}= {}\n", pad, n);
-  if (!d.help.empty()) out += fmt::format("{}= help: {}\n", pad, d.help);
+  out += rendered_notes(d, pad);
+  if (!d.help.empty()) out += fmt::format("{}= help: {}\n", pad, printable(d.help));
+  return out;
+}
+
+std::string render(const UserError& e) {
+  const auto& diags = e.diagnostics();
+  std::string out;
+  for (size_t i = 0; i < diags.size() && i < kListShown; ++i) out += render(diags[i]);
+  if (diags.size() > kListShown) out += fmt::format("{} errors\n", more_items(diags.size()));
   return out;
 }
 

@@ -62,6 +62,10 @@ UserError user_error(Code c, Span span, fmt::format_string<Args...> f, Args&&...
   return UserError(c, span, fmt::format(f, std::forward<Args>(args)...));
 }
 
+// Every diagnostic of an error, as render(d) shows each: the first
+// kListShown, then "and N more errors".
+std::string render(const UserError& e);
+
 class InternalError : public std::logic_error {
  public:
   using std::logic_error::logic_error;

@@ -1,0 +1,1 @@
+run escape-init-from-name.sx

@@ -1,0 +1,1 @@
+run escape-invalid-utf8-name.sx

@@ -1,0 +1,1 @@
+run escape-source-newline.sx
