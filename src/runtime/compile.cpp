@@ -2,6 +2,8 @@
 
 #include <openssl/evp.h>
 
+#include "util/memory.h"
+
 namespace sx {
 
 int64_t Compiled::param_count() const {
@@ -75,11 +77,40 @@ std::string identity_text(Compiled& c) {
   return text;
 }
 
+// Everything a training step holds at once, refused before any of it is
+// allocated when it cannot fit. The step's gradients are outputs of its plan,
+// in the arena; with microbatches they are also summed into accumulators.
+void check_fits_in_memory(const Compiled& c) {
+  const RunDecl& run = *c.x->run;
+  uint64_t params = static_cast<uint64_t>(c.param_count()) * 4;
+  int per_param = run.optimizer->kind == "sgd" ? (run.optimizer->momentum != 0 ? 1 : 0) : 2;
+  uint64_t state = params * static_cast<uint64_t>(per_param);
+  uint64_t accumulators = run.microbatches > 1 ? params : 0;
+  uint64_t arena = static_cast<uint64_t>(c.train.plan.arena_bytes);
+  for (const auto& p : c.passes) arena += static_cast<uint64_t>(p.step.plan.arena_bytes);
+  uint64_t total = params + state + accumulators + arena;
+  if (total <= memory_budget()) return;
+  std::string parts = fmt::format("parameters {}, optimizer state {}", bytes_text(params), bytes_text(state));
+  if (accumulators) parts += fmt::format(", gradient accumulators {}", bytes_text(accumulators));
+  parts += fmt::format(", plan arenas (activations and gradients) {}", bytes_text(arena));
+  throw UserError(
+      Code::SHAPE_031, run.span,
+      fmt::format("run `{}` needs {}, more than {}: {}", run.name, bytes_text(total), memory_budget_text(), parts),
+      "use a smaller model, a smaller :batch or :seq-len, or more :microbatches");
+}
+
 }  // namespace
 
 Compiled compile(const std::string& file, const Selection& sel, const Environment& env,
                  const std::atomic<bool>* stop_flag) {
   Compiled c;
+  set_memory_budget_gib(env.memory_gib.value_or(0));
+  // The evaluator polls the flag at every form (the tracer too: tracing is
+  // evaluation); each later pass is linear in the graph, and the flag is
+  // polled between them.
+  auto poll = [&] {
+    if (stop_flag && stop_flag->load(std::memory_order_relaxed)) throw Interrupted();
+  };
   // reader → evaluator → declarations → selection
   c.interp = load_experiment(file, sel, env.eval_limit, stop_flag);
   c.x = &c.interp->experiment();
@@ -88,9 +119,11 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
   // tracer: the training step's forward graph, on one microbatch
   c.micro_rows = run.batch / run.microbatches;
   c.train.traced = trace_model(*c.interp, *run.loader, c.micro_rows, /*training=*/true);
+  poll();
   // autodiff: the backward of the mean loss
   c.train.grads = backward(c.train.traced.graph, c.train.traced.loss, run.model->span);
   c.train.taps = selected_taps(c.train.traced.graph, run.diagnostics);
+  poll();
   add_outputs(c.train);
   c.params = params_of(c.train.traced.graph);
 
@@ -101,10 +134,14 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
     p.batch = e->batch.value_or(run.batch);
     p.step.traced = trace_model(*c.interp, *e->loader, p.batch, /*training=*/false);
     check_same_params(c.params, p.step.traced.graph, e->name);
+    poll();
     add_outputs(p.step);
     c.passes.push_back(std::move(p));
   }
+  check_fits_in_memory(c);
+  poll();
   c.graph_hash = sha256_hex(identity_text(c), 16);
+  poll();
   // From here on the run loop answers signals at step boundaries; the
   // curriculum's :when, evaluated later, must never end in Interrupted.
   c.interp->stop_flag = nullptr;
