@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "util/interrupted.h"
+
 namespace sx::plan {
 namespace {
 
@@ -24,32 +26,6 @@ int64_t best_fit(std::vector<std::pair<int64_t, int64_t>>& busy, int64_t bytes) 
   std::sort(busy.begin(), busy.end());
   int64_t best = -1, best_gap = INT64_MAX, cursor = 0;
   for (auto [lo, hi] : busy) {
-    int64_t gap = lo - cursor;
-    if (gap >= bytes && gap < best_gap) best = cursor, best_gap = gap;
-    cursor = std::max(cursor, hi);
-  }
-  return best >= 0 ? best : cursor;
-}
-
-// best_fit over the union of sorted lists, merged on the fly (a heap of the
-// lists' next ranges) rather than gathered and sorted.
-int64_t best_fit_merged(const std::vector<const std::vector<std::pair<int64_t, int64_t>>*>& lists,
-                        std::vector<std::pair<int64_t, size_t>>& heap, std::vector<size_t>& next, int64_t bytes) {
-  heap.clear();
-  next.assign(lists.size(), 1);
-  for (size_t k = 0; k < lists.size(); ++k) heap.push_back({-(*lists[k])[0].first, k});
-  std::make_heap(heap.begin(), heap.end());  // a max-heap of -lo: the smallest lo on top
-  int64_t best = -1, best_gap = INT64_MAX, cursor = 0;
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end());
-    size_t k = heap.back().second;
-    auto [lo, hi] = (*lists[k])[next[k] - 1];
-    if (next[k] < lists[k]->size()) {
-      heap.back() = {-(*lists[k])[next[k]++].first, k};
-      std::push_heap(heap.begin(), heap.end());
-    } else {
-      heap.pop_back();
-    }
     int64_t gap = lo - cursor;
     if (gap >= bytes && gap < best_gap) best = cursor, best_gap = gap;
     cursor = std::max(cursor, hi);
@@ -144,7 +120,7 @@ int64_t pack_buffers_reference(const std::vector<Buffer>& b, std::vector<int64_t
   return arena;
 }
 
-int64_t pack_buffers(const std::vector<Buffer>& b, std::vector<int64_t>& offsets) {
+int64_t pack_buffers(const std::vector<Buffer>& b, std::vector<int64_t>& offsets, const std::atomic<bool>* stop) {
   // An empty buffer can sit at a gap of zero bytes, which a union of ranges
   // does not keep: such plans (a dimension of 0) take the direct way.
   int32_t positions = 0;
@@ -154,15 +130,16 @@ int64_t pack_buffers(const std::vector<Buffer>& b, std::vector<int64_t>& offsets
   }
   offsets.assign(b.size(), -1);
   TimeTree tree(positions);
-  std::vector<const TimeTree::Ranges*> busy;
-  std::vector<std::pair<int64_t, size_t>> heap;
-  std::vector<size_t> next;
+  std::vector<const TimeTree::Ranges*> lists;
+  std::vector<std::pair<int64_t, int64_t>> busy;
   int64_t arena = 0;
+  size_t placed = 0;
   for (size_t i : placement_order(b)) {
-    busy.clear();
-    tree.busy(b[i].first, b[i].last, busy);
-
-    offsets[i] = best_fit_merged(busy, heap, next, b[i].bytes);
+    if (++placed % 256 == 0) poll_stop(stop);
+    lists.clear(), busy.clear();
+    tree.busy(b[i].first, b[i].last, lists);
+    for (const auto* l : lists) busy.insert(busy.end(), l->begin(), l->end());
+    offsets[i] = best_fit(busy, b[i].bytes);
     tree.place(b[i].first, b[i].last, offsets[i], offsets[i] + b[i].bytes);
     arena = std::max(arena, offsets[i] + b[i].bytes);
   }

@@ -3,6 +3,7 @@
 // lifetime, then the earlier buffer), each at the smallest gap that fits among
 // the buffers already placed whose lifetimes overlap it (best fit; ties: the
 // lowest offset), or above them all.
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -16,7 +17,9 @@ struct Buffer {
 // Sets offsets[i] for each buffer; returns the arena size. O(n log^2 n) when
 // the arena is not fragmented: the free gaps over a lifetime come from a
 // segment tree over time of the placed offset ranges, not from every placed buffer.
-int64_t pack_buffers(const std::vector<Buffer>& buffers, std::vector<int64_t>& offsets);
+// `stop` is polled every few hundred buffers (Interrupted).
+int64_t pack_buffers(const std::vector<Buffer>& buffers, std::vector<int64_t>& offsets,
+                     const std::atomic<bool>* stop = nullptr);
 
 // The same placement computed directly (every placed buffer is compared with
 // every new one: quadratic). The tests check that both agree.

@@ -150,7 +150,7 @@ Plan make_plan(const Graph& g, const std::vector<NodeId>& outputs, const Options
   std::vector<Buffer> sized;
   for (NodeId id : buffers) sized.push_back({p.bytes[id], p.first[id], p.last[id]});
   std::vector<int64_t> offsets;
-  p.arena_bytes = pack_buffers(sized, offsets);
+  p.arena_bytes = pack_buffers(sized, offsets, options.stop);
   for (size_t i = 0; i < buffers.size(); ++i) p.offset[buffers[i]] = offsets[i];
   for (NodeId id : p.schedule)
     if (g.node(p.storage[id]).op != Op::Param) p.offset[id] = p.offset[p.storage[id]];

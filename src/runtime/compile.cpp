@@ -51,13 +51,15 @@ std::vector<SelectedTap> selected_taps(const Graph& g, const std::vector<std::st
   return out;
 }
 
-void add_outputs(StepGraph& s) {
+void add_outputs(StepGraph& s, const std::atomic<bool>* stop) {
   s.outputs.push_back(s.traced.loss);
   for (const auto& [name, id] : s.traced.metrics) s.outputs.push_back(id);
   for (const auto& t : s.taps) s.outputs.push_back(t.node);
   for (const auto& [path, id] : s.grads.params) s.outputs.push_back(id);
   // planner: lifetimes packed into one arena; nodes no output needs are pruned
-  s.plan = plan::make_plan(s.traced.graph, s.outputs);
+  plan::Options options;
+  options.stop = stop;
+  s.plan = plan::make_plan(s.traced.graph, s.outputs, options);
 }
 
 // What a checkpoint must agree on to be resumed: the parameters' names and
@@ -106,11 +108,9 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
   Compiled c;
   set_memory_budget_gib(env.memory_gib.value_or(0));
   // The evaluator polls the flag at every form (the tracer too: tracing is
-  // evaluation); each later pass is linear in the graph, and the flag is
-  // polled between them.
-  auto poll = [&] {
-    if (stop_flag && stop_flag->load(std::memory_order_relaxed)) throw Interrupted();
-  };
+  // evaluation), autodiff and the packer every few hundred nodes, and the
+  // flag is polled between the passes.
+  auto poll = [&] { poll_stop(stop_flag); };
   // reader → evaluator → declarations → selection
   c.interp = load_experiment(file, sel, env.eval_limit, stop_flag);
   c.x = &c.interp->experiment();
@@ -121,10 +121,10 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
   c.train.traced = trace_model(*c.interp, *run.loader, c.micro_rows, /*training=*/true);
   poll();
   // autodiff: the backward of the mean loss
-  c.train.grads = backward(c.train.traced.graph, c.train.traced.loss, run.model->span);
+  c.train.grads = backward(c.train.traced.graph, c.train.traced.loss, run.model->span, stop_flag);
   c.train.taps = selected_taps(c.train.traced.graph, run.diagnostics);
   poll();
-  add_outputs(c.train);
+  add_outputs(c.train, stop_flag);
   c.params = params_of(c.train.traced.graph);
 
   // each evaluation pass: its own forward graph, sharing parameters by path
@@ -135,7 +135,7 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
     p.step.traced = trace_model(*c.interp, *e->loader, p.batch, /*training=*/false);
     check_same_params(c.params, p.step.traced.graph, e->name);
     poll();
-    add_outputs(p.step);
+    add_outputs(p.step, stop_flag);
     c.passes.push_back(std::move(p));
   }
   check_fits_in_memory(c);
