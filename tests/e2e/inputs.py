@@ -58,9 +58,9 @@ def loadavg_per_core():
 
 
 def case_sigterm_during_big_compile():
-    """SIGTERM while a 4096-layer gpt compiles: exit 143 promptly, before the first step."""
+    """SIGTERM while a 2048-layer gpt compiles: exit 143 promptly, before the first step."""
     data = os.path.join(REPO, "examples", "data", "train.txt")
-    sx = experiment("big", data, layers=4096)
+    sx = experiment("big", data, layers=2048)
     status = os.path.join(TMP, "big.json")
     p = subprocess.Popen([SEXPGPU, "run", sx, "--status", status], cwd=TMP, env=clean_env(),
                          stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
