@@ -5,6 +5,8 @@
 #include <chrono>
 #include <random>
 
+#include "util/interrupted.h"
+
 namespace sx::plan {
 namespace {
 
@@ -48,6 +50,16 @@ TEST(Pack, ManyLongLivedBuffersPackQuickly) {
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(arena, int64_t{4096} * layers + 1024);  // the temporaries sit above the kept ones alive with them
   EXPECT_LT(s, 20.0) << "packing " << b.size() << " buffers took " << s << " s";
+}
+
+// A stopping signal during a long compile: the packer polls its flag.
+TEST(Pack, StopFlagInterruptsPacking) {
+  std::vector<Buffer> b(1000, Buffer{64, 0, 1});
+  std::vector<int64_t> offsets;
+  std::atomic<bool> stop{true};
+  EXPECT_THROW(pack_buffers(b, offsets, &stop), Interrupted);
+  stop = false;
+  EXPECT_EQ(pack_buffers(b, offsets, &stop), 64 * 1000);
 }
 
 }  // namespace
