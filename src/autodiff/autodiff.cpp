@@ -4,6 +4,7 @@
 
 #include "autodiff/rules.h"
 #include "util/error.h"
+#include "util/interrupted.h"
 
 namespace sx {
 
@@ -26,14 +27,13 @@ std::vector<bool> needs_grad(const Graph& g, size_t count) {
 
 }  // namespace
 
-Gradients backward(Graph& g, NodeId loss, Span at) {
+Gradients backward(Graph& g, NodeId loss, Span at, const std::atomic<bool>* stop) {
   SX_ASSERT(loss < g.size(), "loss node out of range");
   const Node& l = g.node(loss);
   if (l.shape.rank != 0)
     throw UserError(Code::SHAPE_010, at, fmt::format("expected a scalar loss [], found {}", l.shape.str()),
                     "reduce it, e.g. with (mean x) or cross-entropy");
-  if (!is_float(l.dtype))
-    throw user_error(Code::SHAPE_005, at, "expected a float loss, found {}", dtype_name(l.dtype));
+  if (!is_float(l.dtype)) throw user_error(Code::SHAPE_005, at, "expected a float loss, found {}", dtype_name(l.dtype));
 
   const size_t forward = g.size();
   std::vector<bool> needs = needs_grad(g, forward);
@@ -44,6 +44,7 @@ Gradients backward(Graph& g, NodeId loss, Span at) {
   out.nodes[loss] = ops::scalar(g, 1.0, DType::F32, at);
 
   for (NodeId id = loss + 1; id-- > 0;) {
+    if (id % 256 == 0) poll_stop(stop);
     NodeId gy = out.nodes[id];
     if (gy == kNoNode || !needs[id] || g.node(id).op == Op::Param) continue;
     GradCtx c{g, id, g.node(id), gy, {}, {}};
@@ -55,8 +56,8 @@ Gradients backward(Graph& g, NodeId loss, Span at) {
       NodeId in = c.n.inputs[i], gx = c.gx[i];
       if (gx == kNoNode || !needs[in]) continue;
       SX_ASSERT(g.node(gx).shape == g.node(in).shape,
-                fmt::format("gradient rule of {} gave {} for an input of {}", op_name(c.n.op),
-                            g.node(gx).shape.str(), g.node(in).shape.str()));
+                fmt::format("gradient rule of {} gave {} for an input of {}", op_name(c.n.op), g.node(gx).shape.str(),
+                            g.node(in).shape.str()));
       NodeId& acc = out.nodes[in];
       acc = acc == kNoNode ? gx : ops::add(g, acc, gx, c.n.span);
     }

@@ -1,6 +1,7 @@
 #pragma once
 // Reverse-mode differentiation on the graph: appends the backward nodes to the
 // same Graph, built with the same constructors, each rule in rules.cpp.
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,7 +19,8 @@ struct Gradients {
   std::vector<NodeId> nodes;
 };
 
-// `loss` must be a float scalar (E-SHAPE-010, E-SHAPE-005 at `at`).
-Gradients backward(Graph& g, NodeId loss, Span at = {});
+// `loss` must be a float scalar (E-SHAPE-010, E-SHAPE-005 at `at`). `stop`
+// (a stopping signal's flag) is polled every few hundred nodes: Interrupted.
+Gradients backward(Graph& g, NodeId loss, Span at = {}, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace sx

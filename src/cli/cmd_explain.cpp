@@ -7,17 +7,11 @@
 #include "lang/selection.h"
 #include "runtime/compile.h"
 #include "util/printable.h"
+#include "util/memory.h"
 
 namespace sx {
 
 namespace {
-
-std::string bytes_text(int64_t b) {
-  if (b >= (int64_t{1} << 30)) return fmt::format("{:.2f} GiB", static_cast<double>(b) / (1 << 30));
-  if (b >= (int64_t{1} << 20)) return fmt::format("{:.2f} MiB", static_cast<double>(b) / (1 << 20));
-  if (b >= (int64_t{1} << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(b) / (1 << 10));
-  return fmt::format("{} B", b);
-}
 
 void print_graph(const std::string& name, const StepGraph& s) {
   const Graph& g = s.traced.graph;

@@ -3,6 +3,7 @@
 // of token ids (held in memory as int32), cut into windows of seq-len + 1
 // tokens. Window k starts at token k * seq-len, so a source of N tokens has
 // floor((N - 1) / seq-len) windows and consecutive windows share one token.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,11 +23,13 @@ class Dataset {
  public:
   // Reads everything before the first step: throws a UserError (E-DATA-...)
   // naming the file, with the loader's declaration as its position. Relative
-  // sources are relative to `base_dir` (see experiment_dir).
-  static std::shared_ptr<const Dataset> load(const LoaderDecl& loader, const std::string& base_dir);
+  // sources are relative to `base_dir` (see experiment_dir). `stop` (a
+  // stopping signal's flag) cuts the reading short with a UserError.
+  static std::shared_ptr<const Dataset> load(const LoaderDecl& loader, const std::string& base_dir,
+                                             const std::atomic<bool>* stop = nullptr);
   // For tests and tools: a dataset over given ids (one in-memory shard).
-  static std::shared_ptr<const Dataset> from_tokens(std::string loader, std::vector<int32_t> tokens,
-                                                    int64_t seq_len, int64_t vocab);
+  static std::shared_ptr<const Dataset> from_tokens(std::string loader, std::vector<int32_t> tokens, int64_t seq_len,
+                                                    int64_t vocab);
 
   const std::string& loader() const { return loader_; }
   Span span() const { return span_; }

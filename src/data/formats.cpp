@@ -1,5 +1,6 @@
 #include "data/formats.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "util/error.h"
@@ -11,12 +12,13 @@ void decode_tokens(const FormatSpec& spec, const std::string& name, std::string_
                    std::vector<int32_t>& out) {
   if (bytes.size() % width != 0)
     throw UserError(Code::DATA_009, {},
-                    fmt::format("{} has {} bytes, not a multiple of {}: a {} file holds {}-byte token ids",
-                                name, bytes.size(), width, spec.format, width),
+                    fmt::format("{} has {} bytes, not a multiple of {}: a {} file holds {}-byte token ids", name,
+                                bytes.size(), width, spec.format, width),
                     "the file is truncated, or is not of this :format");
   int64_t limit = spec.vocab > 0 ? spec.vocab : int64_t{1} << 31;
   auto p = reinterpret_cast<const unsigned char*>(bytes.data());
-  out.reserve(out.size() + bytes.size() / width);
+  size_t n = bytes.size() / width;  // doubling, not exact: many shards stay linear
+  if (out.capacity() - out.size() < n) out.reserve(std::max(out.size() + n, 2 * out.capacity()));
   for (size_t off = 0; off < bytes.size(); off += width) {
     uint64_t id = 0;
     for (size_t b = 0; b < width; ++b) id |= uint64_t{p[off + b]} << (8 * b);
@@ -29,8 +31,7 @@ void decode_tokens(const FormatSpec& spec, const std::string& name, std::string_
   }
 }
 
-void decode_jsonl(const FormatSpec& spec, const std::string& name, std::string_view bytes,
-                  std::vector<int32_t>& out) {
+void decode_jsonl(const FormatSpec& spec, const std::string& name, std::string_view bytes, std::vector<int32_t>& out) {
   int64_t line_no = 0;
   for (size_t pos = 0; pos < bytes.size();) {
     size_t nl = bytes.find('\n', pos);
@@ -53,16 +54,14 @@ void decode_jsonl(const FormatSpec& spec, const std::string& name, std::string_v
     if (!j.is_object()) throw bad(fmt::format("expected a JSON object, found {}", j.type_name()));
     auto it = j.find(spec.field);
     if (it == j.end()) throw bad(fmt::format("the object has no field \"{}\"", spec.field));
-    if (!it->is_string())
-      throw bad(fmt::format("field \"{}\" is {}, not a string", spec.field, it->type_name()));
+    if (!it->is_string()) throw bad(fmt::format("field \"{}\" is {}, not a string", spec.field, it->type_name()));
     spec.tokenizer->encode(it->get_ref<const std::string&>(), {name, line_no, spec.field}, out);
   }
 }
 
 }  // namespace
 
-void decode_shard(const FormatSpec& spec, const std::string& name, std::string_view bytes,
-                  std::vector<int32_t>& out) {
+void decode_shard(const FormatSpec& spec, const std::string& name, std::string_view bytes, std::vector<int32_t>& out) {
   if (spec.format == "tokens-u16") return decode_tokens(spec, name, bytes, 2, out);
   if (spec.format == "tokens-u32") return decode_tokens(spec, name, bytes, 4, out);
   SX_ASSERT(spec.tokenizer, "text formats need a tokenizer");

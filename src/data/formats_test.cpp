@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "data/test_util.h"
 #include "util/utf8.h"
 
@@ -40,6 +42,22 @@ TEST(Tokenizer, CharOutsideAlphabetNamesFileLineColumnAndChar) {
   e = error_of([&] { decode(spec2, "éax", "f.txt"); });
   EXPECT_NE(std::string(e.what()).find("f.txt:1:3"), std::string::npos) << e.what();
   EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+}
+
+// 200,000 lines: linear decoding takes well under a second; a copy of the
+// whole sequence per line (what an exact reserve per line did) takes minutes.
+TEST(Jsonl, LargeJsonlOpensInLinearTime) {
+  Tokenizer t = chars_tok("abcdefghijklmnopqrstuvwxyz ");
+  FormatSpec spec{"jsonl", &t, 0, "text"};
+  std::string text;
+  const int lines = 200000;
+  for (int i = 0; i < lines; ++i) text += "{\"text\": \"the quick brown fox jumps over\"}\n";
+  auto start = std::chrono::steady_clock::now();
+  std::vector<int32_t> ids = decode(spec, text, "big.jsonl");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(ids.size(), static_cast<size_t>(lines) * 30);
+  EXPECT_EQ(ids[0], 19);  // 't'
+  EXPECT_LT(seconds, 20.0) << "decoding " << lines << " jsonl lines took " << seconds << " s";
 }
 
 TEST(Tokenizer, UnknownMapsOutsideCharacters) {
@@ -84,8 +102,7 @@ TEST(Tokenizer, BadUnknownOrAlphabet) {
 TEST(Tokens, U16AndU32AreLittleEndian) {
   FormatSpec u16{"tokens-u16", nullptr, 1000, ""}, u32{"tokens-u32", nullptr, 100000, ""};
   EXPECT_EQ(decode(u16, std::string("\x01\x00\xe7\x03", 4)), (std::vector<int32_t>{1, 999}));
-  EXPECT_EQ(decode(u32, std::string("\x9f\x86\x01\x00\x02\x00\x00\x00", 8)),
-            (std::vector<int32_t>{99999, 2}));
+  EXPECT_EQ(decode(u32, std::string("\x9f\x86\x01\x00\x02\x00\x00\x00", 8)), (std::vector<int32_t>{99999, 2}));
 }
 
 TEST(Tokens, IdAtOrAboveVocabNamesShardAndOffset) {
@@ -139,8 +156,7 @@ TEST(Jsonl, BadLinesNameFileAndLine) {
   FormatSpec spec2{"jsonl", &t2, 0, "text"};
   auto e = error_of([&] { decode(spec2, "{\"text\":\"ab\"}\n{\"text\":\"a\\nbz\"}", "d.jsonl"); });
   EXPECT_EQ(e.code(), Code::DATA_006);
-  EXPECT_NE(std::string(e.what()).find("d.jsonl:2: field \"text\", line 2 column 2"), std::string::npos)
-      << e.what();
+  EXPECT_NE(std::string(e.what()).find("d.jsonl:2: field \"text\", line 2 column 2"), std::string::npos) << e.what();
 }
 
 TEST(Utf8, ShowChar) {

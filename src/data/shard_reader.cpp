@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -44,8 +45,7 @@ class MemoryShardReader : public ShardReader {
   uint64_t size() const override { return bytes_.size(); }
   void read(uint64_t offset, size_t n, char* out) override {
     if (offset > bytes_.size() || n > bytes_.size() - offset)
-      throw UserError(Code::DATA_013, {},
-                      fmt::format("cannot read {} at byte {}: past its end", name_, offset));
+      throw UserError(Code::DATA_013, {}, fmt::format("cannot read {} at byte {}: past its end", name_, offset));
     std::memcpy(out, bytes_.data() + offset, n);
   }
 
@@ -64,9 +64,9 @@ class S3ShardReader : public ShardReader {
   uint64_t size() const override { return size_; }
   void read(uint64_t offset, size_t n, char* out) override {
     if (offset > size_ || n > size_ - offset)
-      throw UserError(Code::DATA_013, {},
-                      fmt::format("cannot read data file {} at byte {}: past its end ({} bytes)", name_, offset,
-                                  size_));
+      throw UserError(
+          Code::DATA_013, {},
+          fmt::format("cannot read data file {} at byte {}: past its end ({} bytes)", name_, offset, size_));
     if (n == 0) return;
     if (offset < buf_start_ || offset + n > buf_start_ + buf_.size()) {
       uint64_t want = std::min<uint64_t>(std::max<uint64_t>(n, kReadAhead), size_ - offset);
@@ -74,10 +74,10 @@ class S3ShardReader : public ShardReader {
         buf_ = client_->get_range(addr_.bucket, addr_.key, offset, want);
       } catch (const UserError& e) {
         const Diagnostic& d = e.diagnostics().front();
-        throw UserError(Code::DATA_013, {},
-                        fmt::format("cannot read data file {} at byte {}: {} {}", name_, offset,
-                                    code_info(d.code).name, d.message),
-                        d.help);
+        throw UserError(
+            Code::DATA_013, {},
+            fmt::format("cannot read data file {} at byte {}: {} {}", name_, offset, code_info(d.code).name, d.message),
+            d.help);
       }
       buf_start_ = offset;
     }
@@ -109,25 +109,42 @@ std::unique_ptr<ShardReader> open_s3_shard(const ShardRef& ref) {
   return std::make_unique<S3ShardReader>(ref.display, client, a, head->size);
 }
 
+const char* file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
 }  // namespace
 
 std::unique_ptr<ShardReader> open_shard(const ShardRef& ref) {
   if (s3::is_s3(ref.uri)) return open_s3_shard(ref);
-  int fd = ::open(ref.uri.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; what is not a
+  // regular file (a FIFO, /dev/zero, a socket) never ends or never starts, and
+  // is refused before anything is read.
+  int fd = ::open(ref.uri.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     int err = errno;
     if (err == ENOENT || err == ENOTDIR)
       throw UserError(Code::DATA_001, {}, fmt::format("data file {} not found", ref.display),
                       "paths in :source are relative to the experiment file's directory");
-    throw UserError(Code::DATA_013, {},
-                    fmt::format("cannot open data file {}: {}", ref.display, std::strerror(err)));
+    throw UserError(Code::DATA_013, {}, fmt::format("cannot open data file {}: {}", ref.display, std::strerror(err)));
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     ::close(fd);
-    throw UserError(Code::DATA_013, {},
-                    fmt::format("cannot read data file {}: not a regular file", ref.display));
+    throw UserError(Code::DATA_013, {}, fmt::format("cannot read data file {}: not a regular file", ref.display));
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw UserError(Code::DATA_030, {},
+                    fmt::format("data file {} is {}, not a regular file", ref.display, file_kind(st.st_mode)),
+                    "a :source names regular files; copy a stream into a file first");
+  }
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return std::make_unique<FileShardReader>(ref.display, fd, static_cast<uint64_t>(st.st_size));
 }
 
@@ -135,9 +152,17 @@ std::unique_ptr<ShardReader> memory_shard(std::string name, std::string bytes) {
   return std::make_unique<MemoryShardReader>(std::move(name), std::move(bytes));
 }
 
-std::string read_all(ShardReader& r) {
+std::string read_all(ShardReader& r, const std::atomic<bool>* stop) {
+  // In chunks, so that a stopping signal cuts a long read (a slow disk, a
+  // network filesystem, S3) short between two of them.
+  constexpr uint64_t kChunk = 8ull << 20;
   std::string s(r.size(), '\0');
-  if (!s.empty()) r.read(0, s.size(), s.data());
+  for (uint64_t at = 0; at < s.size(); at += kChunk) {
+    if (stop && stop->load(std::memory_order_relaxed))
+      throw UserError(Code::DATA_013, {},
+                      fmt::format("reading data file {} was cancelled by a stopping signal", r.name()));
+    r.read(at, static_cast<size_t>(std::min<uint64_t>(kChunk, s.size() - at)), s.data() + at);
+  }
   return s;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Reading one shard: a small interface so that other kinds of storage (an S3
 // object read with ranged GETs) can stand beside local files later.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,14 +26,17 @@ class ShardReader {
   virtual void read(uint64_t offset, size_t n, char* out) = 0;
 };
 
-// Opens a local file; E-DATA-001 when missing, E-DATA-013 when unreadable,
+// Opens a local file; E-DATA-001 when missing, E-DATA-013 when unreadable or
+// a directory, E-DATA-030 when not a regular file (a FIFO, a device: never
+// blocks on one),
 // s3://bucket/key with ranged GETs and an 8 MiB read-ahead (the data role's client).
 std::unique_ptr<ShardReader> open_shard(const ShardRef& ref);
 
 // A shard held in memory (tests, fuzzing).
 std::unique_ptr<ShardReader> memory_shard(std::string name, std::string bytes);
 
-// The whole shard as one string.
-std::string read_all(ShardReader& r);
+// The whole shard as one string. When `stop` becomes true between two chunks
+// the read ends with E-DATA-013 (the caller sees the pending signal).
+std::string read_all(ShardReader& r, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace sx::data

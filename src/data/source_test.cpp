@@ -1,10 +1,13 @@
 #include "data/source.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "data/dataset.h"
 #include "data/sha256.h"
 #include "data/test_util.h"
+#include "util/memory.h"
 
 namespace sx::data {
 namespace {
@@ -40,6 +43,47 @@ TEST(Source, DirectoryCannotBeRead) {
   TempDir d;
   d.write("data/x/a", "a");
   EXPECT_EQ(error_of([&] { load_text(d, "data/x"); }).code(), Code::DATA_013);
+}
+
+// Opening a FIFO used to wait for a writer forever; a device never ends.
+TEST(Source, FifoIsRefusedWithoutBlocking) {
+  TempDir d;
+  std::string fifo = d.path() + "/stream.txt";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto e = error_of([&] { load_text(d, "stream.txt"); });
+  EXPECT_EQ(e.code(), Code::DATA_030);
+  EXPECT_NE(message(e).find(fifo + " is a FIFO (named pipe), not a regular file"), std::string::npos) << message(e);
+}
+
+TEST(Source, DevZeroBehindALinkIsRefused) {
+  TempDir d;
+  std::string link = d.path() + "/zeros.txt";
+  ASSERT_EQ(::symlink("/dev/zero", link.c_str()), 0);
+  auto e = error_of([&] { load_text(d, "zeros.txt"); });
+  EXPECT_EQ(e.code(), Code::DATA_030);
+  EXPECT_NE(message(e).find(link + " is a character device"), std::string::npos) << message(e);
+}
+
+TEST(Source, StopFlagCutsReadingShort) {
+  TempDir d;
+  d.write("data/train.txt", "abcabc");
+  std::atomic<bool> stop{true};
+  auto e = error_of(
+      [&] { Dataset::load(testing::loader("data/train.txt", "text", testing::chars("abc"), 2), d.path(), &stop); });
+  EXPECT_EQ(e.code(), Code::DATA_013);
+  EXPECT_NE(message(e).find("cancelled by a stopping signal"), std::string::npos) << message(e);
+}
+
+TEST(Source, DataLargerThanTheMemoryBudgetIsRefusedBeforeReading) {
+  TempDir d;
+  d.write("data/a.txt", std::string(600, 'a'));
+  d.write("data/b.txt", std::string(600, 'b'));
+  set_memory_budget_gib(1000.0 / (1 << 30));  // 1,000 bytes
+  auto e = error_of([&] { load_text(d, "data/*.txt"); });
+  set_memory_budget_gib(0);
+  EXPECT_EQ(e.code(), Code::DATA_031);
+  EXPECT_NE(message(e).find("holds 1.2 KiB of data up to " + d.path() + "/data/b.txt"), std::string::npos)
+      << message(e);
 }
 
 TEST(Source, GlobMatchesInNameOrder) {
@@ -83,8 +127,7 @@ TEST(Source, JsonManifestChecksSizeAndSha) {
   d.write("s/0.txt", "abc");
   d.write("s/1.txt", "defg");
   std::string h0 = sha256_hex("abc"), h1 = sha256_hex("defg");
-  d.write("s/ok.manifest.json",
-          R"({"shards":[{"uri":"0.txt","bytes":3,"sha256":")" + h0 + R"("},{"uri":"1.txt"}]})");
+  d.write("s/ok.manifest.json", R"({"shards":[{"uri":"0.txt","bytes":3,"sha256":")" + h0 + R"("},{"uri":"1.txt"}]})");
   EXPECT_EQ(load_text(d, "s/ok.manifest.json")->num_tokens(), 7);
 
   d.write("s/size.manifest.json", R"({"shards":[{"uri":"0.txt","bytes":3},{"uri":"1.txt","bytes":5}]})");
@@ -100,9 +143,8 @@ TEST(Source, JsonManifestChecksSizeAndSha) {
 
 TEST(Source, BadJsonManifests) {
   TempDir d;
-  for (std::string bad :
-       {"{", "[]", R"({"shards":{}})", R"({"shards":[{"bytes":1}]})", R"({"shards":[{"uri":""}]})",
-        R"({"shards":[{"uri":"a","bytes":-1}]})", R"({"shards":[{"uri":"a","sha256":"xyz"}]})"}) {
+  for (std::string bad : {"{", "[]", R"({"shards":{}})", R"({"shards":[{"bytes":1}]})", R"({"shards":[{"uri":""}]})",
+                          R"({"shards":[{"uri":"a","bytes":-1}]})", R"({"shards":[{"uri":"a","sha256":"xyz"}]})"}) {
     d.write("bad.manifest.json", bad);
     auto e = error_of([&] { resolve_source("bad.manifest.json", d.path()); });
     EXPECT_EQ(e.code(), Code::DATA_004) << bad;

@@ -1,7 +1,9 @@
 #include "data/tokenizer.h"
 
-#include "util/utf8.h"
+#include <algorithm>
+
 #include "util/error.h"
+#include "util/utf8.h"
 
 namespace sx::data {
 
@@ -20,8 +22,7 @@ Tokenizer::Tokenizer(const TokenizerSpec& spec) {
     char32_t cp;
     size_t len = decode_utf8(p + i, n - i, &cp);
     if (len == 0)
-      throw UserError(Code::DATA_015, {},
-                      fmt::format("the (chars ...) alphabet is not valid UTF-8 at byte {}", i));
+      throw UserError(Code::DATA_015, {}, fmt::format("the (chars ...) alphabet is not valid UTF-8 at byte {}", i));
     if (id_of(cp) < 0) (cp < 128 ? ascii_[cp] : other_[cp]) = static_cast<int32_t>(vocab_);  // first wins
     ++vocab_, i += len;
   }
@@ -57,14 +58,13 @@ void Tokenizer::fail(int code, std::string_view text, size_t at, char32_t cp, co
       ++col;
     i += len;
   }
-  std::string where = w.jsonl_line > 0 ? fmt::format("{}:{}: field \"{}\", line {} column {}", w.file,
-                                                     w.jsonl_line, w.field, line, col)
-                                       : fmt::format("{}:{}:{}", w.file, line, col);
+  std::string where =
+      w.jsonl_line > 0 ? fmt::format("{}:{}: field \"{}\", line {} column {}", w.file, w.jsonl_line, w.field, line, col)
+                       : fmt::format("{}:{}:{}", w.file, line, col);
   if (code == 7)
     throw UserError(Code::DATA_007, {}, fmt::format("{}: invalid UTF-8 (byte 0x{:02X})", where, p[at]),
                     "fix the file's encoding, or read it with :tokenizer bytes");
-  throw UserError(Code::DATA_006, {},
-                  fmt::format("{}: character {} is not in the alphabet", where, show_char(cp)),
+  throw UserError(Code::DATA_006, {}, fmt::format("{}: character {} is not in the alphabet", where, show_char(cp)),
                   "add it to the (chars \"...\") alphabet, or map unknown characters with :unknown \"?\"");
 }
 
@@ -75,7 +75,9 @@ void Tokenizer::encode(std::string_view text, const TextWhere& where, std::vecto
     out.insert(out.end(), p, p + n);
     return;
   }
-  out.reserve(out.size() + n);
+  // Called once per jsonl line: an exact reserve each time would copy the
+  // whole sequence every call (quadratic in the source); doubling keeps it linear.
+  if (out.capacity() - out.size() < n) out.reserve(std::max(out.size() + n, 2 * out.capacity()));
   for (size_t i = 0; i < n;) {
     if (p[i] < 128 && ascii_[p[i]] >= 0) {
       out.push_back(ascii_[p[i++]]);

@@ -12,6 +12,7 @@
 
 #include "reader/value.h"
 #include "util/error.h"
+#include "util/interrupted.h"
 
 namespace sx {
 
@@ -75,9 +76,7 @@ struct Closure : Object {
   Span def;  // where it was defined
   bool is_macro = false;
   std::string type_name() const override { return is_macro ? "macro" : "function"; }
-  std::string repr() const override {
-    return "#<" + type_name() + (name.empty() ? "" : " " + name) + ">";
-  }
+  std::string repr() const override { return "#<" + type_name() + (name.empty() ? "" : " " + name) + ">"; }
 };
 
 using SpecialForm = std::function<ValueP(Interp&, const Value& form, const EnvP& env)>;
@@ -167,24 +166,21 @@ class Interp {
   int64_t limit_;
   int eval_depth_ = 0;
   std::vector<Frame> frames_;
-  std::set<std::string> required_;  // canonical paths already evaluated
+  std::set<std::string> required_;      // canonical paths already evaluated
   std::vector<std::string> requiring_;  // the files being evaluated, innermost last
   std::unique_ptr<Experiment> experiment_;
   friend struct InterpAccess;
 };
 
-// Thrown when `stop_flag` is set during evaluation.
-struct Interrupted : std::exception {
-  const char* what() const noexcept override { return "compilation interrupted by a signal"; }
-};
+// Interrupted (util/interrupted.h) is thrown when `stop_flag` is set during evaluation.
 
 // Registration of every piece of the language into an interpreter.
 void register_special_forms(Interp& in);
-void register_builtins_numbers(Interp& in);   // arithmetic, comparison, int/float
-void register_builtins_lists(Interp& in);     // list cons first rest nth len ...
-void register_builtins_strings(Interp& in);   // str format symbol keyword error print
-void register_declarations(Interp& in);       // defknob defvariant defloader defmodel ...
-void register_tensor_builtins(Interp& in);    // param matmul softmax ... and tensor arithmetic
+void register_builtins_numbers(Interp& in);  // arithmetic, comparison, int/float
+void register_builtins_lists(Interp& in);    // list cons first rest nth len ...
+void register_builtins_strings(Interp& in);  // str format symbol keyword error print
+void register_declarations(Interp& in);      // defknob defvariant defloader defmodel ...
+void register_tensor_builtins(Interp& in);   // param matmul softmax ... and tensor arithmetic
 
 // Helpers for builtins: checked accessors that raise E-EVAL-004 naming the
 // function, the argument and what it expected.

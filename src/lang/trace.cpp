@@ -21,7 +21,21 @@ TracedModel trace_model(Interp& in, const LoaderDecl& loader, int64_t rows, bool
 
   std::vector<ValueP> args;
   for (const auto& name : model.inputs) {
-    NodeId id = ops::input(out.graph, name, {rows, loader.seq_len}, DType::I32, model.span);
+    NodeId id;
+    try {
+      id = ops::input(out.graph, name, {rows, loader.seq_len}, DType::I32, model.span);
+    } catch (UserError& e) {
+      // An input too large to exist: its rows come from the run's :batch.
+      if (e.code() == Code::SHAPE_030)
+        for (const KeyArg& k : x.run->keys)
+          if (k.key == "batch" && k.expr && k.expr->span.valid()) {
+            e.first().span = k.expr->span;
+            e.first().notes.push_back(fmt::format(
+                "the model's inputs are [rows, seq-len] = [{}, {}] (:batch / :microbatches, the loader's :seq-len)",
+                rows, loader.seq_len));
+          }
+      throw;
+    }
     args.push_back(object(std::make_shared<TensorRef>(&out.graph, id), model.span));
   }
   ValueP result = in.call(object(model.fn, model.span), std::move(args), model.span);
@@ -44,8 +58,10 @@ TracedModel trace_model(Interp& in, const LoaderDecl& loader, int64_t rows, bool
   if (auto* o = result->object<Outputs>()) {
     for (const auto& [name, v] : o->named) {
       NodeId id = scalar_tensor(name, v);
-      if (name == "loss") out.loss = id;
-      else out.metrics.emplace_back(name, id);
+      if (name == "loss")
+        out.loss = id;
+      else
+        out.metrics.emplace_back(name, id);
     }
   } else {
     out.loss = scalar_tensor("loss", result);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/pack.h"
 #include "util/error.h"
 
 namespace sx::plan {
@@ -16,38 +17,6 @@ int64_t aligned_bytes(const Node& n) {
 NodeId find(std::vector<NodeId>& parent, NodeId n) {
   while (parent[n] != n) n = parent[n] = parent[parent[n]];
   return n;
-}
-
-// Places buffers greedily, largest first, each at the smallest gap among the
-// buffers already placed whose lifetimes overlap it (best fit), or above
-// them all. Returns the arena size.
-int64_t pack(Plan& p, const std::vector<NodeId>& buffers) {
-  std::vector<NodeId> order = buffers;
-  std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) {
-    if (p.bytes[a] != p.bytes[b]) return p.bytes[a] > p.bytes[b];
-    if (p.first[a] != p.first[b]) return p.first[a] < p.first[b];
-    return a < b;
-  });
-  std::vector<NodeId> placed;
-  std::vector<std::pair<int64_t, int64_t>> busy;  // [offset, end) of overlapping placed buffers
-  int64_t arena = 0;
-  for (NodeId b : order) {
-    busy.clear();
-    for (NodeId o : placed)
-      if (p.first[o] <= p.last[b] && p.first[b] <= p.last[o])
-        busy.push_back({p.offset[o], p.offset[o] + p.bytes[o]});
-    std::sort(busy.begin(), busy.end());
-    int64_t best = -1, best_gap = INT64_MAX, cursor = 0;
-    for (auto [lo, hi] : busy) {
-      int64_t gap = lo - cursor;
-      if (gap >= p.bytes[b] && gap < best_gap) best = cursor, best_gap = gap;
-      cursor = std::max(cursor, hi);
-    }
-    p.offset[b] = best >= 0 ? best : cursor;
-    arena = std::max(arena, p.offset[b] + p.bytes[b]);
-    placed.push_back(b);
-  }
-  return arena;
 }
 
 }  // namespace
@@ -178,7 +147,11 @@ Plan make_plan(const Graph& g, const std::vector<NodeId>& outputs, const Options
       buffers.push_back(id);
     }
   }
-  p.arena_bytes = pack(p, buffers);
+  std::vector<Buffer> sized;
+  for (NodeId id : buffers) sized.push_back({p.bytes[id], p.first[id], p.last[id]});
+  std::vector<int64_t> offsets;
+  p.arena_bytes = pack_buffers(sized, offsets, options.stop);
+  for (size_t i = 0; i < buffers.size(); ++i) p.offset[buffers[i]] = offsets[i];
   for (NodeId id : p.schedule)
     if (g.node(p.storage[id]).op != Op::Param) p.offset[id] = p.offset[p.storage[id]];
   return p;

@@ -8,6 +8,7 @@
 // fixed offsets for the whole step and are never overwritten, so a batch
 // written once can be run again. Outputs live to the end of the step so they
 // can be read after it.
+#include <atomic>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -24,6 +25,8 @@ struct Options {
   // A transpose (permute of the last two axes) read only by matmuls is not
   // materialised: the matmul reads its input transposed (sgemm's trans flag).
   bool fold_transpose = true;
+  // A stopping signal's flag, polled while packing: Interrupted (util/interrupted.h).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct Plan {

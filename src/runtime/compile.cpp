@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "lang/stage_conditions.h"
+#include "util/memory.h"
 
 namespace sx {
 
@@ -77,13 +78,15 @@ void warn_unmatched_globs(const Graph& g, const std::vector<std::string>& globs)
   }
 }
 
-void add_outputs(StepGraph& s) {
+void add_outputs(StepGraph& s, const std::atomic<bool>* stop) {
   s.outputs.push_back(s.traced.loss);
   for (const auto& [name, id] : s.traced.metrics) s.outputs.push_back(id);
   for (const auto& t : s.taps) s.outputs.push_back(t.node);
   for (const auto& [path, id] : s.grads.params) s.outputs.push_back(id);
   // planner: lifetimes packed into one arena; nodes no output needs are pruned
-  s.plan = plan::make_plan(s.traced.graph, s.outputs);
+  plan::Options options;
+  options.stop = stop;
+  s.plan = plan::make_plan(s.traced.graph, s.outputs, options);
 }
 
 // What a checkpoint must agree on to be resumed: the parameters' names and
@@ -103,11 +106,38 @@ std::string identity_text(Compiled& c, const TracedModel& one) {
   return text;
 }
 
+// Everything a training step holds at once, refused before any of it is
+// allocated when it cannot fit. The step's gradients are outputs of its plan,
+// in the arena; with microbatches they are also summed into accumulators.
+void check_fits_in_memory(const Compiled& c) {
+  const RunDecl& run = *c.x->run;
+  uint64_t params = static_cast<uint64_t>(c.param_count()) * 4;
+  int per_param = run.optimizer->kind == "sgd" ? (run.optimizer->momentum != 0 ? 1 : 0) : 2;
+  uint64_t state = params * static_cast<uint64_t>(per_param);
+  uint64_t accumulators = run.microbatches > 1 ? params : 0;
+  uint64_t arena = static_cast<uint64_t>(c.train.plan.arena_bytes);
+  for (const auto& p : c.passes) arena += static_cast<uint64_t>(p.step.plan.arena_bytes);
+  uint64_t total = params + state + accumulators + arena;
+  if (total <= memory_budget()) return;
+  std::string parts = fmt::format("parameters {}, optimizer state {}", bytes_text(params), bytes_text(state));
+  if (accumulators) parts += fmt::format(", gradient accumulators {}", bytes_text(accumulators));
+  parts += fmt::format(", plan arenas (activations and gradients) {}", bytes_text(arena));
+  throw UserError(
+      Code::SHAPE_031, run.span,
+      fmt::format("run `{}` needs {}, more than {}: {}", run.name, bytes_text(total), memory_budget_text(), parts),
+      "use a smaller model, a smaller :batch or :seq-len, or more :microbatches");
+}
+
 }  // namespace
 
 Compiled compile(const std::string& file, const Selection& sel, const Environment& env,
                  const std::atomic<bool>* stop_flag) {
   Compiled c;
+  set_memory_budget_gib(env.memory_gib.value_or(0));
+  // The evaluator polls the flag at every form (the tracer too: tracing is
+  // evaluation), autodiff and the packer every few hundred nodes, and the
+  // flag is polled between the passes.
+  auto poll = [&] { poll_stop(stop_flag); };
   // reader → evaluator → declarations → selection
   c.interp = load_experiment(file, sel, env.eval_limit, stop_flag);
   c.x = &c.interp->experiment();
@@ -117,11 +147,13 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
   c.micro_rows = run.batch / run.microbatches;
   c.train.traced = trace_model(*c.interp, *run.loader, c.micro_rows, /*training=*/true);
   apply_precision(c.train.traced, run.precision);
+  poll();
   // autodiff: the backward of the mean loss
-  c.train.grads = backward(c.train.traced.graph, c.train.traced.loss, run.model->span);
+  c.train.grads = backward(c.train.traced.graph, c.train.traced.loss, run.model->span, stop_flag);
   c.train.taps = selected_taps(c.train.traced.graph, run.diagnostics);
   warn_unmatched_globs(c.train.traced.graph, run.diagnostics);
-  add_outputs(c.train);
+  poll();
+  add_outputs(c.train, stop_flag);
   c.params = params_of(c.train.traced.graph);
 
   // each evaluation pass: its own forward graph, sharing parameters by path
@@ -132,7 +164,8 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
     p.step.traced = trace_model(*c.interp, *e->loader, p.batch, /*training=*/false);
     apply_precision(p.step.traced, run.precision);
     check_same_params(c.params, p.step.traced.graph, e->name);
-    add_outputs(p.step);
+    poll();
+    add_outputs(p.step, stop_flag);
     c.passes.push_back(std::move(p));
   }
   // The curriculum's conditions read the metrics of the passes just traced.
@@ -145,6 +178,8 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
       }
     return names;
   });
+  check_fits_in_memory(c);
+  poll();
   // The hash at every precision, so that a resume changing :precision can
   // tell the model's own changes from the rounding's.
   const TracedModel one = trace_model(*c.interp, *run.loader, 1, /*training=*/true);
@@ -154,6 +189,7 @@ Compiled compile(const std::string& file, const Selection& sel, const Environmen
     c.graph_hashes[precision] = sha256_hex(identity_text(c, m), 16);
   }
   c.graph_hash = c.graph_hashes.at(run.precision);
+  poll();
   // From here on the run loop answers signals at step boundaries; the
   // curriculum's :when, evaluated later, must never end in Interrupted.
   c.interp->stop_flag = nullptr;

@@ -47,7 +47,7 @@ class DataPassFeed : public PassFeed {
 std::shared_ptr<const data::Dataset> dataset_of(const LoaderDecl& l, const std::string& base_dir) {
   static std::map<const LoaderDecl*, std::shared_ptr<const data::Dataset>> cache;
   auto& d = cache[&l];
-  if (!d) d = data::Dataset::load(l, base_dir);
+  if (!d) d = data::Dataset::load(l, base_dir, StopSignals::flag());
   return d;
 }
 

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "graph/philox.h"
 #include "util/error.h"
@@ -27,14 +29,17 @@ std::vector<ParamInfo> params_of(const Graph& g) {
 }
 
 void check_same_params(const std::vector<ParamInfo>& train, const Graph& other, const std::string& pass_name) {
+  std::unordered_map<std::string_view, const ParamInfo*> by_path;  // a search per param was quadratic
+  for (const auto& p : train) by_path.emplace(p.path, &p);
   for (const auto& [path, id] : other.params()) {
     const Node& n = other.node(id);
-    auto it = std::find_if(train.begin(), train.end(), [&](const ParamInfo& p) { return p.path == path; });
-    if (it == train.end())
-      throw UserError(Code::SHAPE_007, n.span,
-                      fmt::format("pass `{}` makes parameter `{}`, which the training graph does not have", pass_name,
-                                  path),
-                      "a pass can only use the parameters that training makes and updates");
+    auto found = by_path.find(path);
+    const ParamInfo* it = found == by_path.end() ? nullptr : found->second;
+    if (!it)
+      throw UserError(
+          Code::SHAPE_007, n.span,
+          fmt::format("pass `{}` makes parameter `{}`, which the training graph does not have", pass_name, path),
+          "a pass can only use the parameters that training makes and updates");
     if (!(it->shape == n.shape)) {
       UserError e(Code::SHAPE_007, n.span,
                   fmt::format("parameter `{}` is {} in pass `{}` but {} in training", path, n.shape.str(), pass_name,

@@ -1,0 +1,20 @@
+#pragma once
+// How much memory a run may plan for: the machine's physical memory, or
+// SEXPGPU_MEMORY when set (to try a shape against a smaller machine). Tensors
+// and plans above it are refused before anything is allocated.
+#include <cstdint>
+#include <string>
+
+namespace sx {
+
+// The budget in bytes, and how messages name it ("this machine's 125.71 GiB
+// of memory", "SEXPGPU_MEMORY=8 GiB").
+uint64_t memory_budget();
+std::string memory_budget_text();
+// From SEXPGPU_MEMORY (GiB); 0 goes back to the physical memory.
+void set_memory_budget_gib(double gib);
+
+// 1.50 GiB, 12.00 MiB, 3.0 KiB, 17 B; above 1 TiB in TiB.
+std::string bytes_text(uint64_t bytes);
+
+}  // namespace sx
