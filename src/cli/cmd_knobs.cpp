@@ -7,6 +7,7 @@
 #include "lang/declarations.h"
 #include "lang/frontend.h"
 #include "lang/manifest_json.h"
+#include "runtime/records.h"
 #include "util/printable.h"
 
 namespace sx {
@@ -81,7 +82,7 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
       for (const auto& a : v.sets) sets[a.key] = to_json(*a.expr);
       out["variants"].push_back({{"name", v.name}, {"sets", sets}});
     }
-    std::cout << out.dump() << "\n";
+    std::cout << json_text(out) << "\n";
     return ExitStatus::done;
   }
 

@@ -13,6 +13,11 @@ UserError in_file_order(std::vector<Diagnostic> errors) {
     };
     return key(a) < key(b);
   });
+  // A declaration's error can be met twice (a loader finalized by (vocab L) and again by the run): said once.
+  auto same = [](const Diagnostic& a, const Diagnostic& b) {
+    return a.code == b.code && a.message == b.message && a.span.file == b.span.file && a.span.begin == b.span.begin;
+  };
+  errors.erase(std::unique(errors.begin(), errors.end(), same), errors.end());
   if (errors.size() > kMaxReportedErrors) {
     size_t more = errors.size() - kMaxReportedErrors;
     errors.resize(kMaxReportedErrors);

@@ -26,6 +26,7 @@ struct KnobDecl {
   ValueP min, max;
   Span span;
   std::string forced_type;  // run settings whose default may be nil say their type here
+  bool nullable = false;    // nil means "none" (checkpoint-every, eval-every, diagnostics)
   std::string type() const;  // "integer", "float", "string", "symbol", "boolean"; "" if none
 };
 
@@ -51,6 +52,7 @@ struct LoaderDecl : Object {
   std::vector<KeyArg> keys;  // kept until finalize
   EnvP env;
   bool finalized = false;
+  std::vector<Diagnostic> failure;  // what finalizing it reported, when it failed
   // After finalize:
   std::string source;
   std::string format = "text";

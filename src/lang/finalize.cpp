@@ -75,9 +75,11 @@ const KeyArg* setting_arg(const VariantDecl& v, const std::string& name) {
 // "e.g. 1, 2 or 4 for a batch of 8": the smallest divisors of the batch.
 std::string divisors_help(int64_t batch) {
   std::vector<std::string> ds;
-  for (int64_t d = 1; d < batch && ds.size() < 5; ++d)
+  // (bounded: a huge prime batch must not take 10^12 divisions)
+  for (int64_t d = 1; d < batch && d <= 1000 && ds.size() < 5; ++d)
     if (batch % d == 0) ds.push_back(std::to_string(d));
-  if (ds.size() < 2) ds.push_back(std::to_string(batch));
+  if (ds.size() < 2 && batch > 1) ds.push_back(std::to_string(batch));
+  if (ds.size() < 2) return fmt::format("choose microbatches 1 for a batch of {}", batch);
   std::string last = ds.back();
   ds.pop_back();
   return fmt::format("choose microbatches that divide the batch, e.g. {} or {} for a batch of {}", fmt::join(ds, ", "),
@@ -123,6 +125,7 @@ KnobDecl run_setting_decl(const std::string& name, ValueP dflt, Span at) {
   k.name = name;
   k.dflt = std::move(dflt);
   k.span = at;
+  k.nullable = name == "checkpoint-every" || name == "eval-every" || name == "diagnostics";
   if (name == "precision") {
     k.forced_type = "symbol";
     k.choices = {symbol("f32"), symbol("bf16"), symbol("tf32")};
@@ -135,9 +138,8 @@ KnobDecl run_setting_decl(const std::string& name, ValueP dflt, Span at) {
   return k;
 }
 
-void finalize_loader(Interp& in, LoaderDecl& l) {
-  if (l.finalized) return;
-  l.finalized = true;
+namespace {
+void finalize_loader_keys(Interp& in, LoaderDecl& l) {
   const char* form = "defloader";
   const KeyArg* tokenizer_key = nullptr;
   for (auto& [a, v] : eval_keys(in, l.keys, l.env, form, declaration_keys("defloader"))) {
@@ -183,6 +185,24 @@ void finalize_loader(Interp& in, LoaderDecl& l) {
     throw in.error_here(Code::DEF_003, where(*tokenizer_key),
                         fmt::format("loader `{}` reads {} (token ids): it takes no :tokenizer", l.name, l.format));
   if (!tokens && !l.tokenizer) throw missing("tokenizer", ":tokenizer bytes, or :tokenizer (chars \"abc...\")");
+}
+}  // namespace
+
+// A loader is finalized once; one that failed fails again the same way (not
+// half-finalized) when (vocab L) or the run asks for it after the error was
+// collected.
+void finalize_loader(Interp& in, LoaderDecl& l) {
+  if (l.finalized) {
+    if (!l.failure.empty()) throw UserError(l.failure);
+    return;
+  }
+  l.finalized = true;
+  try {
+    finalize_loader_keys(in, l);
+  } catch (const UserError& e) {
+    l.failure = e.diagnostics();
+    throw;
+  }
 }
 
 int64_t LoaderDecl::vocab_size() const {
@@ -346,7 +366,8 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
   std::vector<KnobValue> settings;
   collect([&] {
     for (const auto& name : run_setting_names()) {
-      ValueP dflt = setting_defaults.count(name) ? setting_defaults[name] : nullptr;
+      const bool given = setting_defaults.count(name) > 0;  // (not when defrun's evaluation failed before it)
+      ValueP dflt = given ? setting_defaults[name] : nullptr;
       if (!dflt) {
         if (name == "microbatches")
           dflt = integer(1);
@@ -359,7 +380,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
       }
       KnobDecl k = run_setting_decl(name, dflt, run.span);
       for (const auto& a : run.keys)
-        if (a.key == name) check_knob_value(k, dflt, where(a), "defrun :" + name);
+        if (given && a.key == name) check_knob_value(k, dflt, where(a), "defrun :" + name);
       KnobValue kv = choose(k);
       // --steps, --eval-every, --diagnostics (and SEXPGPU_DIAGNOSTICS) override the file.
       if (name == "steps" && sel.steps) kv = {name, integer(*sel.steps), "override"};
@@ -373,7 +394,8 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
       if (kv.source == "variant") {
         const KeyArg& a = *setting_arg(*variant, name);
         check_knob_value(k, kv.value, where(a), "variant " + variant->name);
-      } else {
+      } else if (!(kv.source == "default" && kv.value->kind == Kind::Nil)) {
+        // (a required setting left out of defrun was reported as a missing key)
         check_knob_value(k, kv.value, {}, kv.source == "override" ? "--" + name : name);
       }
       settings.push_back(kv);

@@ -106,7 +106,7 @@ void check_knob_value(const KnobDecl& k, const ValueP& v, Span at, const std::st
   std::string type = k.type();
   bool ok = (type == "integer" && v->kind == Kind::Int) || (type == "float" && v->is_number()) ||
             (type == "string" && v->kind == Kind::String) || (type == "symbol" && v->kind == Kind::Symbol) ||
-            (type == "boolean" && v->kind == Kind::Bool) || (v->kind == Kind::Nil && !k.forced_type.empty());
+            (type == "boolean" && v->kind == Kind::Bool) || (v->kind == Kind::Nil && k.nullable);
   if (!ok)
     throw UserError(Code::KNOB_003, at,
                     fmt::format("{}: knob `{}` is {} {}, found {} `{}`", source, k.name, type == "integer" ? "an" : "a",

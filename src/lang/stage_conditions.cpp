@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "util/printable.h"
+
 namespace sx {
 
 namespace {
@@ -80,7 +82,7 @@ void check_stage_conditions(Interp& in, const Experiment& x,
     if (help.empty()) help = did_you_mean(name->s, st.env->names());
     throw in.error_here(Code::DEF_011, name->span,
                         fmt::format("stage \"{}\" :when reads `{}`, which is not bound after pass `{}`; it may read {}",
-                                    st.name, name->s, st.pass, fmt::join(bound, ", ")),
+                                    st.name, name->s, st.pass, join_capped(bound, ", ")),
                         help);
   }
 }

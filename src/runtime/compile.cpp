@@ -7,6 +7,7 @@
 
 #include "lang/stage_conditions.h"
 #include "util/memory.h"
+#include "util/printable.h"
 
 namespace sx {
 
@@ -72,9 +73,9 @@ void warn_unmatched_globs(const Graph& g, const std::vector<std::string>& globs)
     });
     if (closest.size() > 3) closest.resize(3);
     std::string near = nearest(glob, names);
-    std::cerr << fmt::format(
+    std::cerr << one_line(fmt::format(
         "warning: diagnostics glob `{}` matches no diagnostic of this model; {}the closest are {}\n", glob,
-        near.empty() ? "" : fmt::format("did you mean `{}`? ", near), fmt::join(closest, ", "));
+        near.empty() ? "" : fmt::format("did you mean `{}`? ", near), fmt::join(closest, ", ")));
   }
 }
 

@@ -75,10 +75,11 @@ std::string MetricsSink::page_padded(std::string line, int64_t offset) {
   size_t next = 0;
   for (size_t n : recent_)
     if (n <= page) next = std::max(next, n);
-  size_t room = page - static_cast<size_t>(offset) % page;
-  if (line.size() >= room) return line;  // ends the page exactly, or longer than what is left: nothing to gain
-  size_t left = room - line.size();
-  if (left < next) line.insert(line.size() - 1, left, ' ');
+  next += next / 8;  // records grow a little (a longer number, one more field): some headroom
+  // What is left of the page this line ends in (also when the line itself had to cross a page).
+  size_t end = static_cast<size_t>(offset) + line.size();
+  size_t left = (page - end % page) % page;
+  if (left > 0 && left < next) line.insert(line.size() - 1, left, ' ');
   return line;
 }
 

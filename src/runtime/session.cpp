@@ -636,21 +636,23 @@ class Session {
     std::cerr << fmt::format("  counter records {}\n  counter tokens {}\n", records_, tokens_count_);
   }
 
+  // The summary record goes first: when it cannot be written, a completed
+  // run ends as failed (with that error alone on stderr), a stopped one as stopped.
   void finish(const char* state, const char* word, const UserError* error) {
-    std::cerr << timings_.block();
     Json s = summary(state, error);
+    write_summary(s, /*may_fail=*/state == nullptr);
+    std::cerr << timings_.block();
     if (!req_.json) print_end_block(word);
-    write_summary(s);
     write_status(state ? state : "done", false, &s, error);
   }
 
   // The summary ends the metrics; with --json it is also standard output's
   // last line — once, when the metrics already go there.
-  void write_summary(const Json& s, bool last = false) {
-    if (last)
-      record_last(s);
-    else
+  void write_summary(const Json& s, bool may_fail) {
+    if (may_fail)
       metrics_.write(s);
+    else
+      record_last(s);
     if (req_.json && metrics_.line() != "stdout") std::cout << json_text(s) << std::endl;
   }
 
@@ -700,7 +702,7 @@ class Session {
     std::cerr << timings_.block();
     std::cerr << fmt::format("failed: {} at step {}\n", code_info(e.code()).name, at);
     Json s = summary("failed", &e);
-    write_summary(s, /*last=*/true);
+    write_summary(s, /*may_fail=*/false);
     write_status("failed", false, &s, &e);
     return 1;
   }
@@ -709,7 +711,7 @@ class Session {
     std::cerr << fmt::format("stopping: {} before the first step ({:.2f}s to exit)\n", StopSignals::name(sig),
                              StopSignals::since_signal());
     Json s = summary("stopped", nullptr);
-    write_summary(s, /*last=*/true);
+    write_summary(s, /*may_fail=*/false);
     write_status("stopped", false, &s);
     return 128 + sig;
   }

@@ -35,7 +35,8 @@ std::string memory_budget_text() {
 
 void set_memory_budget_gib(double gib) {
   g_override_gib.store(gib);
-  g_override.store(gib > 0 ? static_cast<uint64_t>(gib * 1024 * 1024 * 1024) : 0);
+  double bytes = gib * 1024 * 1024 * 1024;  // (clamped: a cast of a double past 2^64 is undefined)
+  g_override.store(gib <= 0 ? 0 : bytes >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(bytes));
 }
 
 std::string bytes_text(uint64_t b) {
