@@ -1,25 +1,20 @@
 // Claiming the checkpoint location before the first step (location.h). A
 // local run folder is locked with flock(2) on `<run folder>/.lock`: the kernel
 // drops the lock when the process ends, however it ends, so a killed run never
-// blocks its resume. S3 has no such thing; there the lock is an object with a
-// lease (best effort, checkpoints.md says what it does and does not promise).
+// blocks its resume. S3 has no such lock, and an S3 run folder is not locked
+// (s3.md says why).
 #include "checkpoint/location.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
-#include <random>
 
 #include "checkpoint/checkpoint.h"
 #include "util/error.h"
-#include "util/fd_io.h"
 
 namespace sx::ckpt {
 namespace {
@@ -113,117 +108,20 @@ std::unique_ptr<RunLock> lock_local(const std::string& root) {
   return std::make_unique<LocalLock>(fd);
 }
 
-// ---- any other store (S3): a lease object ----------------------------------
-
-int64_t unix_now() {
-  using namespace std::chrono;
-  return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();
-}
-
-class LeaseLock final : public RunLock {
- public:
-  LeaseLock(CheckpointStore& store, std::string id) : store_(store), id_(std::move(id)) {}
-  ~LeaseLock() override {
-    try {
-      if (auto text = store_.read(kLockName, "holder"); text && text->find(id_) != std::string::npos)
-        store_.remove(kLockName);
-    } catch (const UserError&) {
-      // The lease runs out by itself.
-    }
-  }
-  void refresh() override {
-    try {
-      store_.put(kLockName, "holder", holder_text(id_));
-    } catch (const UserError&) {
-      // The next checkpoint tries again; the lease is long.
-    }
-  }
-
-  static std::string holder_text(const std::string& id) {
-    return nlohmann::json{{"pid", ::getpid()}, {"host", this_host()}, {"at", unix_now()}, {"id", id}}.dump() + "\n";
-  }
-
- private:
-  CheckpointStore& store_;
-  std::string id_;
-};
-
-// Whether a lock object written by `holder` still keeps others out.
-bool still_held(const nlohmann::json& holder) {
-  if (!holder.is_object()) return false;
-  auto num = [&](const char* k) -> int64_t {
-    auto it = holder.find(k);
-    return it != holder.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
-  };
-  auto host = holder.find("host");
-  bool here = host != holder.end() && host->is_string() && host->get<std::string>() == this_host();
-  int64_t pid = num("pid");
-  if (here && pid > 0 && pid <= INT32_MAX) {
-    if (pid == ::getpid()) return false;
-    // On this host the holder's life decides, not the lease.
-    return !(::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH);
-  }
-  return unix_now() - num("at") < kS3LockLeaseSeconds;
-}
-
-std::string describe_holder(const nlohmann::json& h) {
-  auto text = [&](const char* k) {
-    auto it = h.find(k);
-    return it == h.end() ? std::string("?") : it->is_string() ? it->get<std::string>() : it->dump();
-  };
-  return fmt::format("pid {} on host {} (lock refreshed {} s ago)", text("pid"), text("host"),
-                     h.contains("at") && h["at"].is_number_integer() ? unix_now() - h["at"].get<int64_t>() : -1);
-}
-
-std::unique_ptr<RunLock> lock_lease(CheckpointStore& store) {
-  std::string where = store.where(kLockName);
-  try {
-    if (auto text = store.read(kLockName, "holder")) {
-      auto holder = nlohmann::json::parse(*text, nullptr, false);
-      if (still_held(holder)) throw held_by(store.where(), describe_holder(holder) + " holds " + where);
-    }
-    std::random_device rd;
-    std::string id = fmt::format("{:08x}{:08x}", rd(), rd());
-    store.put(kLockName, "holder", LeaseLock::holder_text(id));
-    // Two runs starting together both wrote; the one whose object survived goes on.
-    auto back = store.read(kLockName, "holder");
-    if (back && back->find(id) == std::string::npos) {
-      auto holder = nlohmann::json::parse(*back, nullptr, false);
-      throw held_by(store.where(), describe_holder(holder) + " holds " + where);
-    }
-    return std::make_unique<LeaseLock>(store, id);
-  } catch (const UserError& e) {
-    if (e.code() == Code::CKPT_052) throw;
-    throw unusable(store.where(), e.diagnostics().front().message);
-  }
-}
-
 }  // namespace
 
 std::unique_ptr<RunLock> claim_location(CheckpointStore& store, bool resuming) {
   std::unique_ptr<RunLock> lock;
-  if (auto root = store.local_path()) {
-    lock = lock_local(*root);
-    probe(store);
-  } else {
-    probe(store);
-    lock = lock_lease(store);
-  }
+  // S3 is not locked: a lease object was tried and left out (s3.md).
+  if (auto root = store.local_path()) lock = lock_local(*root);
+  probe(store);
   refuse_if_taken(store, resuming);
   return lock;
 }
 
 std::unique_ptr<RunLock> claim_location(const Location& location, const std::string& slug, bool resuming) {
-  // The store outlives the claim: a lease lock refreshes and deletes through it.
-  struct Owning final : RunLock {
-    std::unique_ptr<CheckpointStore> store;
-    std::unique_ptr<RunLock> lock;  // destroyed first
-    void refresh() override { lock->refresh(); }
-  };
-  auto owning = std::make_unique<Owning>();
-  owning->store = open_store(location, slug);
-  owning->lock = claim_location(*owning->store, resuming);
-  return owning;
+  auto store = open_store(location, slug);
+  return claim_location(*store, resuming);
 }
 
 }  // namespace sx::ckpt

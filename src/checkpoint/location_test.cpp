@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -111,36 +110,14 @@ TEST(ClaimLocation, AFreshRunIntoCheckpointsOfItsSlugIsRefused) {
   EXPECT_NO_THROW(claim_location(tmp.location(), "run2", false));
 }
 
-std::string this_host() {
-  char b[256] = {};
-  ::gethostname(b, sizeof b - 1);
-  return b;
-}
-
-// A store without flock (as S3): the lock is a lease object.
-TEST(ClaimLocation, ALeaseIsTakenOverOnlyWhenStale) {
+// A store that is not a local folder (S3, memory) is proven but not locked.
+TEST(ClaimLocation, AStoreWithoutFlockIsProvenNotLocked) {
   auto store = memory_store();
-  {
-    auto lock = claim_location(*store, false);
-    EXPECT_TRUE(store->exists(kLockName, "holder"));
-  }
-  EXPECT_FALSE(store->exists(kLockName, "holder"));  // given up at the end
-  auto holder = [&](int64_t pid, const std::string& host, int64_t at) {
-    store->put(kLockName, "holder", nlohmann::json{{"pid", pid}, {"host", host}, {"at", at}, {"id", "x"}}.dump());
-  };
-  holder(::getppid(), this_host(), 0);  // alive on this host: held, however old
-  EXPECT_TRUE(code_of([&] { claim_location(*store, true); }) == Code::CKPT_052);
-  EXPECT_NE(message_of([&] { claim_location(*store, true); }).find("pid " + std::to_string(::getppid())),
-            std::string::npos);
-  pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
-  ::waitpid(child, nullptr, 0);
-  holder(child, this_host(), 99999999999);  // ended on this host: stale at once (a kill -9)
+  auto lock = claim_location(*store, false);
+  EXPECT_TRUE(store->list().empty());  // the probe was deleted
   EXPECT_NO_THROW(claim_location(*store, true));
-  holder(1, "elsewhere", 99999999999);  // another host, recent: held
-  EXPECT_TRUE(code_of([&] { claim_location(*store, true); }) == Code::CKPT_052);
-  holder(1, "elsewhere", 0);  // another host, its lease ran out
-  EXPECT_NO_THROW(claim_location(*store, true));
+  write_checkpoint(*store, sample(3));
+  EXPECT_TRUE(code_of([&] { claim_location(*store, false); }) == Code::CKPT_051);
 }
 
 TEST(RegularFile, AFifoIsRefusedAtOnce) {

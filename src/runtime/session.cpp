@@ -423,7 +423,6 @@ class Session {
       throw;
     }
     if (run_decl().keep) ckpt::keep_newest(*location_, x_->slug, *run_decl().keep);
-    if (location_lock_) location_lock_->refresh();
     last_checkpoint_ = {step_, w.path};
     std::cerr << fmt::format("checkpoint step-{} -> {} ({:.3f}s)\n", step_, w.path, w.seconds);
     event("checkpoint", step_, {{"path", w.path}, {"bytes", w.bytes}, {"seconds", w.seconds}});
