@@ -12,6 +12,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/regular_file.h"
 #include "util/error.h"
 
 namespace sx::st {
@@ -295,19 +296,13 @@ std::map<std::string, std::string> metadata(std::string_view bytes, const std::s
 }
 
 std::string read_bytes(const std::string& path) {
-  std::error_code ec;
-  auto st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st))
+  ckpt::FileRead r = ckpt::read_regular_file(path);
+  if (r.bytes) return std::move(*r.bytes);
+  if (r.error == ENOENT || r.error == ENOTDIR)
     throw UserError(Code::CKPT_001, Span{}, fmt::format("{}: no such file", path));
-  if (std::filesystem::is_directory(st))
+  if (r.error == EISDIR)
     throw UserError(Code::CKPT_001, Span{}, fmt::format("{}: is a directory, not a .safetensors file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw UserError(Code::CKPT_001, Span{}, fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad())
-    throw UserError(Code::CKPT_001, Span{}, fmt::format("{}: read failed: {}", path, std::strerror(errno)));
-  return bytes;
+  throw UserError(Code::CKPT_001, Span{}, fmt::format("{}: cannot read: {}", path, std::strerror(r.error)));
 }
 
 Tensors read_file(const std::string& path) { return decode(read_bytes(path), path); }

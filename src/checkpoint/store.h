@@ -59,6 +59,10 @@ class CheckpointStore {
   // checkpoint is written straight into its step-<n> folder, COMPLETE last, and
   // readers ignore it until COMPLETE is there (checkpoint_write.cpp).
   virtual bool writes_in_place() const { return false; }
+
+  // The run folder's path when it is a local folder (which can be locked with
+  // flock), else nullopt.
+  virtual std::optional<std::string> local_path() const { return std::nullopt; }
 };
 
 // The store of run `slug` under a checkpoint location, local or s3:// (with the

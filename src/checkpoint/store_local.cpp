@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "checkpoint/regular_file.h"
 #include "checkpoint/store.h"
 #include "util/fd_io.h"
 #include "util/error.h"
@@ -57,8 +58,10 @@ class LocalStore final : public CheckpointStore {
     fs::directory_iterator it(root_, ec);
     if (ec == std::errc::no_such_file_or_directory) return out;
     for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      // A symlink is never a checkpoint folder: keeping or deleting through
+      // it would reach outside the run folder.
       std::error_code dir_ec;
-      if (it->is_directory(dir_ec)) out.push_back(it->path().filename().string());
+      if (fs::is_directory(it->symlink_status(dir_ec))) out.push_back(it->path().filename().string());
     }
     if (ec)
       throw UserError(Code::CKPT_027, {},
@@ -70,7 +73,7 @@ class LocalStore final : public CheckpointStore {
   bool exists(const std::string& folder, const std::string& name) const override {
     struct stat st {};
     std::string path = name.empty() ? where(folder) : where(folder) + "/" + name;
-    if (::stat(path.c_str(), &st) != 0) return false;
+    if (::lstat(path.c_str(), &st) != 0) return false;
     return name.empty() ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
   }
 
@@ -90,30 +93,13 @@ class LocalStore final : public CheckpointStore {
 
   std::optional<std::string> read(const std::string& folder, const std::string& name) const override {
     std::string path = where(folder) + "/" + name;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) return std::nullopt;
-    auto fail = [&](int err) {
-      if (fd >= 0) ::close(fd);
-      return UserError(Code::CKPT_023, {},
-                       fmt::format("cannot read the checkpoint file {}: {}", path, reason(err)));
-    };
-    if (fd < 0) throw fail(errno);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) throw fail(errno);
-    if (!S_ISREG(st.st_mode)) throw fail(EISDIR);
-    std::string out;
-    out.reserve(static_cast<size_t>(st.st_size));
-    char buf[1 << 16];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw fail(errno);
-      if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    ::close(fd);
-    return out;
+    FileRead r = read_regular_file(path);
+    if (r.bytes) return std::move(r.bytes);
+    if (r.error == ENOENT || r.error == ENOTDIR) return std::nullopt;
+    throw UserError(Code::CKPT_023, {}, fmt::format("cannot read the checkpoint file {}: {}", path, reason(r.error)));
   }
+
+  std::optional<std::string> local_path() const override { return root_; }
 
   void rename(const std::string& from, const std::string& to) override {
     std::string src = where(from), dst = where(to);
@@ -124,8 +110,14 @@ class LocalStore final : public CheckpointStore {
   }
 
   void remove(const std::string& folder) override {
-    if (!exists(folder, {})) return;
     std::string dir = where(folder);
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      // Only the link goes; what it points at is outside the run folder.
+      if (::unlink(dir.c_str()) != 0 && errno != ENOENT) throw write_failed("delete", dir, errno);
+      return;
+    }
+    if (!exists(folder, {})) return;
     std::string complete = dir + "/COMPLETE";
     if (::unlink(complete.c_str()) != 0 && errno != ENOENT) throw write_failed("delete", complete, errno);
     if (int err = fsync_dir(dir)) throw write_failed("sync the checkpoint folder", dir, err);

@@ -20,6 +20,8 @@
 #include "runtime/records.h"
 #include "runtime/signals.h"
 #include "checkpoint/checkpoint.h"
+#include "checkpoint/location.h"
+#include "checkpoint/resume_state.h"
 #include "data/train_stream.h"
 #include "runtime/resume.h"
 #include "runtime/timing.h"
@@ -73,6 +75,7 @@ class Session {
     Stopwatch open_clock;
     std::string resume_text = "-";
     try {
+      if (location_) location_lock_ = ckpt::claim_location(*location_, x_->slug, req_.env.resume.has_value());
       open_device();
       open_data();
       timings_.device_open_s = open_clock.seconds();
@@ -475,6 +478,7 @@ class Session {
   // Restores everything a step depends on; refuses what cannot continue.
   void load_resume() {
     const Json& st = resume_->data.state;
+    ckpt::ResumeState saved = ckpt::check_resume_state(st, resume_expectations(), resume_->path);
     differences_ = resume_differences(st, *x_, c_.graph_hashes, req_.env.threads);
     std::vector<Diagnostic> refused;
     for (const auto& d : differences_)
@@ -489,38 +493,40 @@ class Session {
     auto bad_state = [&](const std::string& what) {
       return UserError(Code::CKPT_024, {}, fmt::format("checkpoint {}: {}", resume_->path, what));
     };
-    try {
-      for (auto& [path, values] : params_.values) {
-        auto it = resume_->data.model.find(path);
-        if (it == resume_->data.model.end() || it->second.values.size() != values.size())
-          throw bad_state("model.safetensors has no tensor `" + path + "` of the model's size");
-        values = it->second.values;
-      }
-      for (auto& [name, values] : optimizer_->state()) {
-        auto it = resume_->data.optimizer.find(name);
-        if (it == resume_->data.optimizer.end() || it->second.values.size() != values.size())
-          throw bad_state("optimizer.safetensors has no tensor `" + name + "` of the right size");
-        values = it->second.values;
-      }
-      step_ = first_step_ = resume_->step;
-      timings_.first_step = step_;
-      records_ = st.at("counters").at("records").get<int64_t>();
-      tokens_count_ = st.at("counters").at("tokens").get<int64_t>();
-      stage_ = st.at("stage").get<int64_t>();
-      current_loader_ = st.at("loader").get<std::string>();
-      if (!train_feeds_.count(current_loader_)) throw bad_state("unknown loader `" + current_loader_ + "`");
-      for (auto& [name, feed] : train_feeds_)
-        if (st.at("loaders").contains(name)) feed->restore(st.at("loaders").at(name));
-      for (const auto& p : st.at("passes_due")) resume_passes_due_.push_back(p.get<std::string>());
-      if (!st.at("train_loss").is_null()) train_loss_ = st.at("train_loss").get<float>();
-      for (const auto& [k, v] : st.at("eval").items()) set_last_eval(k, v.get<double>());
-    } catch (const nlohmann::json::exception& e) {
-      throw bad_state(std::string("state.json does not hold what a resume needs: ") + e.what());
+    for (auto& [path, values] : params_.values) {
+      auto it = resume_->data.model.find(path);
+      if (it == resume_->data.model.end() || it->second.values.size() != values.size())
+        throw bad_state("model.safetensors has no tensor `" + path + "` of the model's size");
+      values = it->second.values;
     }
+    for (auto& [name, values] : optimizer_->state()) {
+      auto it = resume_->data.optimizer.find(name);
+      if (it == resume_->data.optimizer.end() || it->second.values.size() != values.size())
+        throw bad_state("optimizer.safetensors has no tensor `" + name + "` of the right size");
+      values = it->second.values;
+    }
+    step_ = first_step_ = resume_->step;
+    timings_.first_step = step_;
+    records_ = saved.records;
+    tokens_count_ = saved.tokens;
+    stage_ = saved.stage;
+    current_loader_ = saved.loader;
+    for (const auto& [name, position] : saved.positions) train_feeds_.at(name)->restore(position);
+    resume_passes_due_ = saved.passes_due;
+    if (saved.train_loss) train_loss_ = *saved.train_loss;
+    for (const auto& [k, v] : saved.eval) set_last_eval(k, v);
     if (stage_ >= 0 && static_cast<size_t>(stage_) < x_->curriculum.size())
       lr_scale_ = x_->curriculum[static_cast<size_t>(stage_)].lr_scale;
     positions_ = loader_positions();
     last_checkpoint_ = {step_, resume_->path};
+  }
+
+  ckpt::ResumeExpectations resume_expectations() const {
+    ckpt::ResumeExpectations e;
+    for (const auto& [name, feed] : train_feeds_) e.loaders.push_back(name);
+    for (const auto& p : c_.passes) e.passes.push_back(p.decl->name);
+    e.stages = std::max<int64_t>(1, static_cast<int64_t>(x_->curriculum.size()));
+    return e;
   }
 
   // ---- reports ----------------------------------------------------------------
@@ -740,6 +746,7 @@ class Session {
     ckpt::CheckpointData data;
   };
   std::optional<Location> location_;
+  std::unique_ptr<ckpt::RunLock> location_lock_;  // held from before the first step to the end
   std::optional<Resume> resume_;
   std::vector<ResumeDifference> differences_;
   std::vector<std::string> resume_passes_due_, pending_passes_;

@@ -27,6 +27,9 @@ struct Client::Request {
   std::vector<std::string> headers;
   std::string_view body;
   std::optional<std::pair<uint64_t, uint64_t>> range;  // offset, n > 0
+  // A 2xx answer without Content-Length is taken for one cut in its headers
+  // (HEAD: the length is the answer), a transfer error, and retried.
+  bool needs_length = false;
 };
 
 struct Client::Response {
@@ -70,6 +73,7 @@ struct Transfer {
   std::string_view upload;
   size_t sent = 0;
   const std::atomic<bool>* cancel;
+  bool headers_ended = false;  // the blank line after the last header was seen
 };
 
 size_t on_write(char* p, size_t size, size_t n, void* user) {
@@ -89,7 +93,11 @@ size_t on_read(char* p, size_t size, size_t n, void* user) {
 size_t on_header(char* p, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   std::string_view line(p, size * n);
-  if (line.starts_with("HTTP/")) t->resp->headers.clear();  // a 100 Continue, or a redirect, before
+  if (line.starts_with("HTTP/")) {  // a 100 Continue, or a redirect, before
+    t->resp->headers.clear();
+    t->headers_ended = false;
+  }
+  if (line == "\r\n" || line == "\n") t->headers_ended = true;
   size_t colon = line.find(':');
   if (colon != std::string_view::npos)
     t->resp->headers[lower(std::string(line.substr(0, colon)))] = trim(line.substr(colon + 1));
@@ -253,6 +261,9 @@ Client::Response Client::perform_once(const Request& req, int attempt) {
   if (h) curl_api().easy_cleanup(h);  // a broken connection is not reused
   resp.attempts = attempt;
   if (rc != CURLE_OK) throw CurlFailure{rc, err[0] ? std::string(err) : curl_api().easy_strerror(rc)};
+  if (!t.headers_ended) throw CurlFailure{CURLE_PARTIAL_FILE, "the answer ended inside its headers"};
+  if (req.needs_length && resp.status >= 200 && resp.status < 300 && !resp.headers.count("content-length"))
+    throw CurlFailure{CURLE_PARTIAL_FILE, "the answer has no Content-Length (cut short in its headers)"};
   return resp;
 }
 
@@ -344,6 +355,7 @@ std::optional<uint64_t> to_u64(const std::string& s) {
 
 std::optional<Object> Client::head(const std::string& bucket, const std::string& key) {
   Request req{"HEAD", bucket, key};
+  req.needs_length = true;
   Response r = perform(req);
   if (r.status == 404) return std::nullopt;
   if (r.status != 200) throw failed(config_, "HEAD", bucket, key, r.status, r.body, r.attempts);

@@ -22,6 +22,9 @@ A request (method, path, query, range) is broken at most twice, so a client
 that retries three times always gets through; whether it does, and with the
 same bytes, is what the tests check. `hang` (a predicate on the request) holds
 matching requests until the proxy stops: for tests of a signal during a wait.
+`cut_headers` (a predicate on the request) cuts each matching request's answer
+inside its headers, at most twice per request: the status line and the first
+header, then the connection is closed (FIN); counted as "cut-headers".
 """
 import socket
 import socketserver
@@ -96,13 +99,15 @@ class Request:
 
 
 class FaultProxy:
-    def __init__(self, upstream_port, every=3, faults=FAULTS, slow_s=0.3, hang=None):
+    def __init__(self, upstream_port, every=3, faults=FAULTS, slow_s=0.3, hang=None, cut_headers=None):
         self.upstream_port = upstream_port
         self.every, self.faults, self.slow_s, self.hang = every, list(faults), slow_s, hang
+        self.cut_headers = cut_headers
         self.lock = threading.Lock()
         self.requests = 0
         self.counts = {f: 0 for f in self.faults}
         self.counts["hang"] = 0
+        self.counts["cut-headers"] = 0
         self.broken = {}  # signature -> times broken
         self.log = []     # (method, path, query, fault or "") of every request
         self.stopping = threading.Event()
@@ -134,6 +139,9 @@ class FaultProxy:
             fault = ""
             if self.hang and self.hang(req):
                 fault = "hang"
+            elif self.cut_headers and self.cut_headers(req) and self.broken.get(req.signature, 0) < 2:
+                fault = "cut-headers"
+                self.broken[req.signature] = self.broken.get(req.signature, 0) + 1
             elif self.every and self.requests % self.every == 0 and self.broken.get(req.signature, 0) < 2:
                 fault = self.faults[(self.requests // self.every) % len(self.faults)]
                 self.broken[req.signature] = self.broken.get(req.signature, 0) + 1
@@ -168,6 +176,13 @@ class FaultProxy:
                 self.answer(client, b"HTTP/1.1 503 Slow Down", [("Content-Type", "application/xml")], SLOW_DOWN)
                 continue
             status, rfields, rbody = self.forward(req)
+            if fault == "cut-headers":
+                whole = self.head(status, rfields, len(rbody), head_only=req.method == "HEAD")
+                first = whole.index(b"\r\n") + 2
+                client.sendall(whole[:whole.index(b"\r\n", first) + 2])  # the status line and one header
+                client.shutdown(socket.SHUT_WR)
+                client.close()
+                return
             if fault == "503-after":
                 self.answer(client, b"HTTP/1.1 503 Slow Down", [("Content-Type", "application/xml")], SLOW_DOWN)
                 continue
