@@ -147,6 +147,14 @@ ResumeState check_resume_state(const Json& state, const ResumeExpectations& expe
   for (const auto& [name, v] : c.object(c.field(state, "eval", "eval"), "eval").items())
     r.eval.emplace_back(name, c.finite(v, "eval." + name));
 
+  // Optional: written only by a run that stopped on a failed metrics write.
+  if (auto it = state.find("unwritten_records"); it != state.end())
+    for (const Json& rec : c.array(*it, "unwritten_records")) {
+      c.object(rec, "unwritten_records[]");
+      c.string(c.field(rec, "kind", "unwritten_records[].kind"), "unwritten_records[].kind");
+      r.unwritten.push_back(rec);
+    }
+
   // Read by resume_differences: optional (older checkpoints), typed when there.
   if (auto it = state.find("graph"); it != state.end()) c.string(*it, "graph");
   if (auto it = state.find("threads"); it != state.end()) c.integer(*it, "threads", 1, 1 << 20);

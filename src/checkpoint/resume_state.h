@@ -32,6 +32,7 @@ struct ResumeState {
   std::vector<std::string> passes_due;
   std::optional<float> train_loss;
   std::vector<std::pair<std::string, double>> eval;
+  std::vector<nlohmann::ordered_json> unwritten;  // metrics records a failed write left out
 };
 
 // The largest counter a checkpoint may hold: far beyond any run, and far from

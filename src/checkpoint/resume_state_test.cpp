@@ -101,6 +101,21 @@ TEST(ResumeState, TypesAreChecked) {
   expect_refused(s, "loaders.train.shuffle");
 }
 
+TEST(ResumeState, UnwrittenRecordsAreReadAndChecked) {
+  Json s = good_state();
+  s["unwritten_records"] = Json::array({{{"kind", "step"}, {"step", 9}}});
+  ResumeState r = check_resume_state(s, expectations(), "s");
+  ASSERT_EQ(r.unwritten.size(), 1u);
+  EXPECT_EQ(r.unwritten[0]["step"], 9);
+  EXPECT_TRUE(check_resume_state(good_state(), expectations(), "s").unwritten.empty());
+  s["unwritten_records"] = "step";
+  expect_refused(s, "unwritten_records");
+  s["unwritten_records"] = Json::array({3});
+  expect_refused(s, "unwritten_records[]");
+  s["unwritten_records"] = Json::array({{{"step", 9}}});
+  expect_refused(s, "unwritten_records[].kind");
+}
+
 TEST(ResumeState, RangesAreChecked) {
   Json s = good_state();
   s["counters"]["records"] = -1;

@@ -59,6 +59,7 @@ MetricsSink::~MetricsSink() {
 
 void MetricsSink::fail(Code code, const std::string& message, const std::string& help) {
   failed_ = true;
+  if (writing_) unwritten_ = *writing_;
   throw MetricsWriteError(code, {}, message, help);
 }
 
@@ -85,6 +86,7 @@ std::string MetricsSink::page_padded(std::string line, int64_t offset) {
 
 void MetricsSink::write(const Json& record) {
   if (fd_ < 0 || failed_) return;
+  writing_ = &record;
   std::string line = json_text(record) + "\n";
   std::string where = is_stdout_ ? "standard output" : path_;
   auto what = [&] {

@@ -38,6 +38,9 @@ class MetricsSink {
   // failing for this reason are dropped rather than thrown again.
   void write(const Json& record);
   bool failed() const { return failed_; }
+  // The record that could not be written (null until one fails): a checkpoint
+  // of the failing step carries it, and the resumed run writes it first.
+  const Json& unwritten() const { return unwritten_; }
   // The target as the summary names it: the absolute path of a jsonl file, "stdout", or null.
   Json describe() const;
   // "jsonl:/abs/path" or "stdout", for the `metrics:` line.
@@ -51,9 +54,10 @@ class MetricsSink {
   bool owned_ = false;
   bool regular_ = false;  // a regular file: lines are placed to keep a polling reader off half a line
   bool failed_ = false;
+  const Json* writing_ = nullptr;  // the record write() is writing, for fail()
+  Json unwritten_;
   std::string path_;
   bool is_stdout_ = false;
-  size_t recent_max_ = 0;  // the longest of the last records, as a guess at the next one's length
   size_t recent_[8] = {};
   size_t recent_next_ = 0;
 };

@@ -100,6 +100,7 @@ class Session {
       metrics_.write(meta_record());
       event("start", step_, {{"pid", pid_}, {"host", hostname()}, {"device", "cpu"}});
       if (resume_) event("resume", step_, {{"from", resume_->path}, {"differences", differences_json()}});
+      for (const auto& rec : resume_unwritten_) metrics_.write(rec);  // what the stopped run could not write
       write_status("running");
       loop();
     } catch (const Stopped& s) {
@@ -432,6 +433,9 @@ class Session {
                {"optimizer", optimizer_json(*run_decl().optimizer)},
                {"version", SEXPGPU_VERSION},
                {"written_at", rfc3339_now()}};
+    // (only after a failed metrics write: the record the resumed run writes first)
+    if (const Json& u = metrics_.unwritten(); !u.is_null() && u.value("kind", "") != "meta")
+      d.state["unwritten_records"] = Json::array({u});
     ckpt::WriteResult w;
     try {
       w = ckpt::write_checkpoint(*location_, x_->slug, d);
@@ -513,6 +517,7 @@ class Session {
     current_loader_ = saved.loader;
     for (const auto& [name, position] : saved.positions) train_feeds_.at(name)->restore(position);
     resume_passes_due_ = saved.passes_due;
+    resume_unwritten_ = saved.unwritten;
     if (saved.train_loss) train_loss_ = *saved.train_loss;
     for (const auto& [k, v] : saved.eval) set_last_eval(k, v);
     if (stage_ >= 0 && static_cast<size_t>(stage_) < x_->curriculum.size())
@@ -750,6 +755,7 @@ class Session {
   std::optional<Resume> resume_;
   std::vector<ResumeDifference> differences_;
   std::vector<std::string> resume_passes_due_, pending_passes_;
+  std::vector<Json> resume_unwritten_;
   std::optional<std::pair<int64_t, std::string>> last_checkpoint_;
   Json positions_;
 
