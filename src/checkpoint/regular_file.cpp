@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "util/error.h"
+#include "util/memory.h"
 
 namespace sx::ckpt {
 namespace {
@@ -17,11 +18,6 @@ const char* kind_of(mode_t m) {
   if (S_ISBLK(m)) return "a block device";
   if (S_ISSOCK(m)) return "a socket";
   return "not a regular file";
-}
-
-uint64_t physical_memory() {
-  long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) : UINT64_MAX;
 }
 
 }  // namespace

@@ -11,6 +11,8 @@ namespace {
 std::atomic<uint64_t> g_override{0};
 std::atomic<double> g_override_gib{0};
 
+}  // namespace
+
 uint64_t physical_memory() {
   static const uint64_t bytes = [] {
     long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
@@ -19,8 +21,6 @@ uint64_t physical_memory() {
   }();
   return bytes;
 }
-
-}  // namespace
 
 uint64_t memory_budget() {
   uint64_t o = g_override.load();

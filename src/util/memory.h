@@ -7,6 +7,8 @@
 
 namespace sx {
 
+// The machine's physical memory in bytes (UINT64_MAX when unknown).
+uint64_t physical_memory();
 // The budget in bytes, and how messages name it ("this machine's 125.71 GiB
 // of memory", "SEXPGPU_MEMORY=8 GiB").
 uint64_t memory_budget();
