@@ -7,20 +7,10 @@
 #include <cerrno>
 
 #include "util/error.h"
+#include "util/fd_io.h"
 #include "util/memory.h"
 
 namespace sx::ckpt {
-namespace {
-
-const char* kind_of(mode_t m) {
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-
-}  // namespace
 
 FileRead read_regular_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -37,7 +27,7 @@ FileRead read_regular_file(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw UserError(Code::CKPT_054, {}, fmt::format("{}: expected a regular file, found {}", path, kind_of(st.st_mode)),
+    throw UserError(Code::CKPT_054, {}, fmt::format("{}: expected a regular file, found {}", path, file_kind(st.st_mode)),
                     "point at a file on disk; sexpgpu does not read from pipes or devices");
   }
   uint64_t size = static_cast<uint64_t>(st.st_size), limit = physical_memory();

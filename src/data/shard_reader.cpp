@@ -10,6 +10,7 @@
 
 #include "s3/client.h"
 #include "util/error.h"
+#include "util/fd_io.h"
 
 namespace sx::data {
 namespace {
@@ -107,14 +108,6 @@ std::unique_ptr<ShardReader> open_s3_shard(const ShardRef& ref) {
   }
   if (!head || a.key.empty()) throw UserError(Code::DATA_001, {}, fmt::format("data file {} not found", ref.display));
   return std::make_unique<S3ShardReader>(ref.display, client, a, head->size);
-}
-
-const char* file_kind(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
 }
 
 }  // namespace

@@ -20,15 +20,6 @@ namespace sx {
 
 namespace {
 
-const char* file_type(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-
 // What `path` names once its symbolic links are followed, existing or not: a
 // rename replaces a link itself, so the file renamed over is the link's target.
 std::string follow_links(const std::string& path) {
@@ -75,7 +66,7 @@ StatusFile::StatusFile(const std::optional<std::string>& path, const std::string
     std::string shown = target_ == path_ ? path_ : fmt::format("{} (a link to {})", path_, target_);
     throw UserError(Code::ENV_010, {},
                     fmt::format("{}: expected a regular file or a new path, found {} at {}",
-                                source.empty() ? "--status" : source, file_type(st.st_mode), shown),
+                                source.empty() ? "--status" : source, file_kind(st.st_mode), shown),
                     "the status file is replaced whole by a new one; name a file, such as run.status.json");
   }
   temp_ = target_ + ".tmp-" + std::to_string(::getpid());

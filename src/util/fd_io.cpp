@@ -1,5 +1,6 @@
 #include "util/fd_io.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +18,15 @@ bool write_all(int fd, std::string_view s) {
     done += static_cast<size_t>(n);
   }
   return true;
+}
+
+const char* file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
 }
 
 }  // namespace sx
