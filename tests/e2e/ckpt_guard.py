@@ -8,7 +8,7 @@ checkpoints deleted without following symlinks, an S3 HEAD cut in its headers.
 """
 import json, os, random, shutil, signal, socket, stat, subprocess, sys, time, hashlib
 
-from harness import REPO, SEXPGPU, TMP, clean_env, expect, main, run, steps_written
+from harness import REPO, SEXPGPU, TMP, clean_env, expect, main, run, start_moto, steps_written
 
 MY_RUN = "examples/my-run.sx"
 
@@ -94,14 +94,7 @@ class Moto:
     signatures checked."""
 
     def __init__(self, auth=False):
-        self.proc = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "s3", "moto.py"),
-                                      *(["--auth"] if auth else [])],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        if not line:
-            print("SKIP: moto is not available:", self.proc.stderr.read())
-            sys.exit(0)
-        self.info = json.loads(line)
+        self.proc, self.info = start_moto(auth)
         self.endpoint = self.info["endpoint"]
         self.port = int(self.endpoint.rsplit(":", 1)[1])
 

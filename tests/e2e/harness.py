@@ -26,6 +26,18 @@ def run(*args, env=None, check_rc=0):
     return p
 
 
+def start_moto(auth=False):
+    """tests/s3/moto.py on a free port (with --auth, checking signatures): its process and the JSON line it
+    prints (endpoint, credentials, buckets). Without moto the case is skipped: SKIP and exit 0."""
+    proc = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "s3", "moto.py"), *(["--auth"] if auth else [])],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if not line:
+        print("SKIP: moto is not available:", proc.stderr.read())
+        sys.exit(0)
+    return proc, json.loads(line)
+
+
 def fail(msg):
     print("FAIL:", msg)
     sys.exit(1)

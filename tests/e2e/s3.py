@@ -7,7 +7,7 @@ real signals, and a fault-injecting proxy (tests/s3/fault_proxy.py).
 """
 import json, os, random, signal, subprocess, sys, threading, time
 
-from harness import REPO, SEXPGPU, TMP, clean_env, expect, latest_records, main, run, steps_written
+from harness import REPO, SEXPGPU, TMP, clean_env, expect, latest_records, main, run, start_moto, steps_written
 
 sys.path.insert(0, os.path.join(REPO, "tests", "s3"))
 from fault_proxy import FAULTS, FaultProxy  # noqa: E402
@@ -22,13 +22,7 @@ class Moto:
     """moto on a free port with the two buckets, and the example's text uploaded in three shards."""
 
     def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "s3", "moto.py")],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        if not line:
-            print("SKIP: moto is not available:", self.proc.stderr.read())
-            sys.exit(0)
-        self.info = json.loads(line)
+        self.proc, self.info = start_moto()
         self.endpoint = self.info["endpoint"]
         self.port = int(self.endpoint.rsplit(":", 1)[1])
         import boto3
