@@ -1,10 +1,11 @@
 #pragma once
-// Where a run's numbers go: the metrics target (jsonl:<path>, stdout) and the
-// status file. Lines are written whole, one write(2) each; the status file is
-// replaced atomically (temporary file in the same folder, fsync, rename).
+// The run's metrics records: JSON lines, written whole (one write(2) each) to
+// the metrics target; the first that cannot be written stops the run.
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "runtime/metrics_targets.h"
 #include "util/environment.h"
 #include "util/error.h"
 
@@ -25,13 +26,13 @@ struct MetricsWriteError : UserError {
   using UserError::UserError;
 };
 
+// The run's metrics records, written to its target (metrics_targets.h).
 class MetricsSink {
  public:
-  // Opens (appends to, never truncates) a jsonl file, or writes to standard
-  // output. A file that cannot be opened is an E-METRICS error before the first step.
-  explicit MetricsSink(const std::optional<MetricsTarget>& target);
+  // Opens the target: E-METRICS errors before the first step. None: writes nothing.
+  explicit MetricsSink(const std::optional<MetricsTargetConfig>& target);
   ~MetricsSink();
-  bool enabled() const { return fd_ >= 0; }
+  bool enabled() const { return target_ != nullptr; }
   // One write(2) of the whole line. The first record that cannot be written
   // throws MetricsWriteError, after removing any part of it that reached the
   // file; from then on the sink writes nothing, so the records that end a run
@@ -47,40 +48,9 @@ class MetricsSink {
   std::string line() const;
 
  private:
-  [[noreturn]] void fail(Code code, const std::string& message, const std::string& help);
-  std::string page_padded(std::string line, int64_t offset);
-
-  int fd_ = -1;
-  bool owned_ = false;
-  bool regular_ = false;  // a regular file: lines are placed to keep a polling reader off half a line
+  std::unique_ptr<report::MetricsTarget> target_;
   bool failed_ = false;
-  const Json* writing_ = nullptr;  // the record write() is writing, for fail()
   Json unwritten_;
-  std::string path_;
-  bool is_stdout_ = false;
-  size_t recent_[8] = {};
-  size_t recent_next_ = 0;
-};
-
-class StatusFile {
- public:
-  // Refuses (E-ENV-010) a path that names something other than a regular file,
-  // follows a symbolic link to its target, and removes the temporary files a
-  // killed run left beside it. `source` is "--status" or "SEXPGPU_STATUS".
-  StatusFile(const std::optional<std::string>& path, const std::string& source);
-  bool enabled() const { return !path_.empty(); }
-  // Replaces the file with `status`; an error writing it is reported once on
-  // standard error and otherwise ignored: the status file must never stop a run.
-  // `if_killed` is what a second stopping signal, which exits at once, leaves in it.
-  void write(const Json& status, const Json* if_killed = nullptr);
-  // As given on the command line.
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  std::string target_;  // the file replaced: path_, or what its symbolic link points to
-  std::string temp_;    // <target>.tmp-<pid>
-  bool warned_ = false;
 };
 
 }  // namespace sx

@@ -1,32 +1,32 @@
-// The training session: compile, open the device and the data, then the step
-// loop with its passes, curriculum and reports. At a step boundary the order
-// is always: the step, its metrics record, the passes due, the curriculum,
-// the checkpoint due, the status file (outputs.md).
+// The training session, read top to bottom as its steps: compile, open the
+// device and the data, resume, then the step loop: next batch, step, record,
+// passes, curriculum, checkpoint. At a step boundary the order is always: the
+// step, its metrics record, the passes due, the curriculum, the checkpoint
+// due, the status file (outputs.md). The run's state is run_state.h, its
+// checkpoints run_checkpoints.h, and everything it tells the user goes
+// through the Reporter (reporter.h).
 #include "runtime/session.h"
-
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
-#include <iostream>
 #include <limits>
 
+#include "checkpoint/resume_state.h"
+#include "data/train_stream.h"
 #include "lang/manifest_json.h"
+#include "runtime/communicator.h"
 #include "runtime/compile.h"
 #include "runtime/executor.h"
 #include "runtime/feed.h"
 #include "runtime/init_from.h"
 #include "runtime/optimizer.h"
 #include "runtime/records.h"
-#include "runtime/signals.h"
-#include "checkpoint/checkpoint.h"
-#include "checkpoint/location.h"
-#include "checkpoint/resume_state.h"
-#include "data/train_stream.h"
+#include "runtime/reporter.h"
 #include "runtime/resume.h"
+#include "runtime/run_checkpoints.h"
+#include "runtime/run_state.h"
+#include "runtime/signals.h"
 #include "runtime/timing.h"
-#include "util/printable.h"
-#include "util/version.h"
 
 namespace sx {
 
@@ -41,67 +41,63 @@ struct PassResult {
   std::vector<std::pair<std::string, double>> metrics;  // "eval/loss" first
 };
 
-std::string hostname() {
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
-// Float32 values widened to double, as every record prints them.
-double f32(double x) { return static_cast<double>(static_cast<float>(x)); }
+// The device this build trains on; every report names it from here.
+constexpr const char* kDeviceName = "cpu";
 
 class Session {
  public:
   explicit Session(const RunRequest& req)
-      : req_(req), metrics_(req.env.metrics), status_(req.env.status, req.env.status_source), pid_(getpid()),
-        location_(req.env.checkpoint_dir) {}
+      : req_(req),
+        comm_(make_local_communicator()),
+        report_(req, state_, device_name_, comm_->leads()),
+        checkpoints_(req.env.checkpoint_dir) {}
 
   int run() {
-    started_at_ = rfc3339_now();
-    write_status("compiling");
+    report_.status("compiling");
     Stopwatch compile_clock;
     try {
       c_ = compile(req_.file, req_.selection, req_.env, StopSignals::flag());
     } catch (const Interrupted&) {
       return stop_before_start(StopSignals::pending());
     } catch (const UserError& e) {
-      write_status("failed", false, nullptr, &e);  // refused before the first step: exit 2
+      report_.refused(e);  // refused before the first step: exit 2
       throw;
     }
     x_ = c_.x;
+    report_.attach(*x_);
     timings_.graph_s = compile_clock.seconds();
     if (int sig = StopSignals::pending()) return stop_before_start(sig);
 
     Stopwatch open_clock;
     std::string resume_text = "-";
     try {
-      if (location_) location_lock_ = ckpt::claim_location(*location_, x_->slug, req_.env.resume.has_value());
+      if (checkpoints_.enabled()) checkpoints_.claim(x_->slug, req_.env.resume.has_value());
       open_device();
       open_data();
       timings_.device_open_s = open_clock.seconds();
       if (int sig = StopSignals::pending()) return stop_before_start(sig);
       if (req_.env.resume) {
-        resume_text = locate_resume();
-        if (resume_) load_resume();
+        resume_text = checkpoints_.locate(*req_.env.resume);
+        if (resuming()) load_resume();
       }
     } catch (const UserError& e) {
       // A read cancelled by a stopping signal (an S3 request in flight) is a stop, not a failure.
       if (int sig = StopSignals::pending()) return stop_before_start(sig);
-      write_status("failed", false, nullptr, &e);  // refused before the first step: exit 2
+      report_.refused(e);  // refused before the first step: exit 2
       throw;
     }
-    print_run_line(resume_text);
-    if (resume_) report_resume();
+    report_.run_line(eval_schedule(), checkpoints_.text(run_decl().checkpoint_every), resume_text);
+    if (resuming()) report_.resume_lines(resume_point().path, differences_);
 
     // (A checkpoint already at the last step trains nothing: the loop runs the
     // passes that were due when it stopped, if any, and ends.)
     int code = 0;
     try {
-      metrics_.write(meta_record());
-      event("start", step_, {{"pid", pid_}, {"host", hostname()}, {"device", "cpu"}});
-      if (resume_) event("resume", step_, {{"from", resume_->path}, {"differences", differences_json()}});
-      for (const auto& rec : resume_unwritten_) metrics_.write(rec);  // what the stopped run could not write
-      write_status("running");
+      std::optional<CheckpointRef> from;
+      if (resuming()) from = CheckpointRef{resume_point().step, resume_point().path};
+      report_.started(c_.graph_hash, c_.param_count(), from, differences_);
+      for (const auto& rec : resume_unwritten_) report_.record(rec);  // what the stopped run could not write
+      report_.status("running");
       loop();
     } catch (const Stopped& s) {
       code = finish_stopped(s.signal);
@@ -117,6 +113,8 @@ class Session {
 
  private:
   const RunDecl& run_decl() const { return *x_->run; }
+  bool resuming() const { return checkpoints_.resume().has_value(); }
+  const ResumePoint& resume_point() const { return *checkpoints_.resume(); }
 
   void open_device() {
     int threads = req_.env.threads;
@@ -149,37 +147,45 @@ class Session {
 
   // A stage's loader and lr-scale (each already the previous stage's when the stage sets none).
   void enter_stage(int64_t stage) {
-    stage_ = stage;
+    state_.stage = stage;
     if (x_->curriculum.empty()) {
-      current_loader_ = run_decl().loader->name;
+      state_.loader = run_decl().loader->name;
       return;
     }
     const StageDecl& st = x_->curriculum[static_cast<size_t>(stage)];
-    current_loader_ = st.loader->name;
-    lr_scale_ = st.lr_scale;
+    state_.loader = st.loader->name;
+    state_.lr_scale = st.lr_scale;
   }
 
   // ---- the loop -------------------------------------------------------------
 
   void loop() {
-    loop_clock_.emplace();
+    state_.loop_clock.emplace();
     const int64_t steps = run_decl().steps;
-    if (resume_) run_passes(resume_passes_due_, step_);  // cut short when the run stopped
-    else run_passes(passes_due(0), 0);
-    for (int64_t k = step_ + 1; k <= steps; ++k) {
+    if (resuming())
+      run_passes(resume_passes_due_, state_.step);  // cut short when the run stopped
+    else
+      run_passes(passes_due(0), 0);
+    for (int64_t k = state_.step + 1; k <= steps; ++k) {
       if (int sig = StopSignals::pending()) throw Stopped{sig};
       train_step(k);
       run_passes(passes_due(k), k);
-      if (location_ && ((run_decl().checkpoint_every && k % *run_decl().checkpoint_every == 0) || k == steps))
-        checkpoint();
-      write_status("running", /*throttle=*/true);
+      if (checkpoint_due(k)) checkpoint();
+      report_.status("running", /*throttle=*/true);
     }
-    timings_.total_s = loop_clock_->seconds();
+    timings_.total_s = state_.loop_clock->seconds();
     finish_done();
   }
 
+  // Only the leading rank writes checkpoints.
+  bool checkpoint_due(int64_t k) const {
+    if (!checkpoints_.enabled() || !comm_->leads()) return false;
+    const auto& every = run_decl().checkpoint_every;
+    return (every && k % *every == 0) || k == run_decl().steps;
+  }
+
   void train_step(int64_t k) {
-    in_flight_ = k;
+    state_.in_flight = k;
     Stopwatch clock;
     const RunDecl& r = run_decl();
     const int64_t m = r.microbatches;
@@ -191,7 +197,7 @@ class Session {
     std::vector<double> tap_sums(c_.train.taps.size(), 0.0);
     const float scale = 1.0f / static_cast<float>(m);
     for (int64_t j = 0; j < m; ++j) {
-      train_feeds_.at(current_loader_)->next(c_.micro_rows, tokens_, targets_);
+      train_feeds_.at(state_.loader)->next(c_.micro_rows, tokens_, targets_);
       train_exec_->run({{"tokens", tokens_.data()}, {"targets", targets_.data()}}, params_,
                        (static_cast<uint64_t>(k) << 16) | static_cast<uint64_t>(j));
       loss_sum += train_exec_->scalar(c_.train.traced.loss);
@@ -214,29 +220,35 @@ class Session {
       for (size_t i = 0, n = params_.values.at(path).size(); i < n; ++i)
         if (!std::isfinite(g[i])) nonfinite(k, "grad/" + path);
 
-    double lr = schedule_lr(*r.optimizer->lr, k, r.steps) * lr_scale_;
+    double lr = schedule_lr(*r.optimizer->lr, k, r.steps) * state_.lr_scale;
     bool want_stats = wants_optimizer_taps();
     StepStats stats = optimizer_->step(params_, grad_ptrs_, k, lr, want_stats);
 
-    step_ = k;
-    train_loss_ = loss;
-    positions_ = loader_positions();  // a checkpoint of this step resumes from here
-    pending_passes_ = passes_due(k);  // and runs these first, until they have run
-    in_flight_ = 0;
-    records_ += r.batch;
-    tokens_count_ += r.batch * (seq + 1);
+    state_.step = k;
+    state_.train_loss = loss;
+    state_.positions = loader_positions();  // a checkpoint of this step resumes from here
+    state_.pending_passes = passes_due(k);  // and runs these first, until they have run
+    state_.in_flight = 0;
+    state_.records += r.batch;
+    state_.tokens += r.batch * (seq + 1);
     double step_s = clock.seconds();
     timings_.step_s.push_back(step_s);
 
-    Json rec = {{"kind", "step"}, {"step", k}, {"train/loss", f32(loss)}, {"lr", f32(lr)}, {"records", records_},
-                {"tokens", tokens_count_}, {"stage", stage_}, {"elapsed_s", loop_clock_->seconds()},
+    Json rec = {{"kind", "step"},
+                {"step", k},
+                {"train/loss", f32(loss)},
+                {"lr", f32(lr)},
+                {"records", state_.records},
+                {"tokens", state_.tokens},
+                {"stage", state_.stage},
+                {"elapsed_s", state_.loop_clock->seconds()},
                 {"step_s", step_s}};
     for (size_t i = 0; i < metric_sums.size(); ++i)
       rec["train/" + c_.train.traced.metrics[i].first] = f32(metric_sums[i] / static_cast<double>(m));
     for (size_t i = 0; i < tap_sums.size(); ++i)
       rec[c_.train.taps[i].metric] = f32(tap_sums[i] / static_cast<double>(m));
     add_optimizer_taps(rec, stats);
-    metrics_.write(rec);
+    report_.record(rec);
   }
 
   bool optimizer_tap_selected(const char* name) const {
@@ -255,7 +267,7 @@ class Session {
   }
 
   [[noreturn]] void nonfinite(int64_t k, const std::string& which) {
-    event("nonfinite", k, {{"value", which}});
+    report_.event("nonfinite", k, {{"value", which}});
     throw UserError(Code::NUM_001, {}, fmt::format("{} is not finite at step {}", which, k),
                     "lower the learning rate, or add :clip to the optimizer");
   }
@@ -276,21 +288,31 @@ class Session {
     return names;
   }
 
+  // The run line's `evals`: name@every of each pass.
+  std::vector<std::string> eval_schedule() const {
+    std::vector<std::string> evals;
+    for (const auto& p : c_.passes) evals.push_back(fmt::format("{}@{}", p.decl->name, x_->every(*p.decl)));
+    return evals;
+  }
+
   // Runs the named passes in declaration order. Those not yet run stay in
-  // pending_passes_, which a checkpoint written on the way out records.
+  // the state's pending passes, which a checkpoint written on the way out records.
   void run_passes(const std::vector<std::string>& names, int64_t k) {
-    pending_passes_ = names;
+    state_.pending_passes = names;
     for (size_t i = 0; i < c_.passes.size(); ++i) {
       const std::string& name = c_.passes[i].decl->name;
       if (std::find(names.begin(), names.end(), name) == names.end()) continue;
       if (int sig = StopSignals::pending()) throw Stopped{sig};
-      write_status("evaluating");
+      report_.status("evaluating");
       PassResult r = run_pass(i);
-      report_pass(c_.passes[i], r, k);
-      pending_passes_.erase(std::find(pending_passes_.begin(), pending_passes_.end(), name));
+      report_.eval_record(name, k, r.metrics);
+      for (const auto& [metric, v] : r.metrics) state_.set_last_eval(name == "eval" ? metric : name + ":" + metric, v);
+      report_.eval_line(name, k, r.metrics);
+      auto& pending = state_.pending_passes;
+      pending.erase(std::find(pending.begin(), pending.end(), name));
     }
     // The curriculum comes after all the passes due at a step (not after the last step's).
-    size_t next = static_cast<size_t>(stage_) + 1;
+    size_t next = static_cast<size_t>(state_.stage) + 1;
     if (k < run_decl().steps && next < x_->curriculum.size()) {
       const std::string& pass = x_->curriculum[next].pass;
       if (std::find(names.begin(), names.end(), pass) != names.end()) maybe_advance(pass, k);
@@ -321,56 +343,26 @@ class Session {
     return r;
   }
 
-  void report_pass(const PassGraph& p, const PassResult& r, int64_t k) {
-    const std::string& name = p.decl->name;
-    Json rec = {{"kind", "eval"}, {"pass", name}, {"step", k}};
-    for (const auto& [metric, v] : r.metrics) rec[metric] = v;
-    rec["records"] = records_;
-    rec["elapsed_s"] = loop_clock_->seconds();
-    metrics_.write(rec);
-    for (const auto& [metric, v] : r.metrics) set_last_eval(name == "eval" ? metric : name + ":" + metric, v);
-
-    std::vector<std::string> parts;
-    for (const auto& [metric, v] : r.metrics) parts.push_back(fmt::format("{} {:.5f}", metric, v));
-    std::string loss = k == 0 ? "-" : fmt::format("{:.5f}", train_loss_);
-    std::string where = fmt::format("step {}/{} loss {}", k, run_decl().steps, loss);
-    std::string tail = fmt::format("{} records | {:.1f}s", records_, loop_clock_->seconds());
-    if (name == "eval")
-      std::cerr << one_line(fmt::format("{} | {} | {}\n", where, fmt::join(parts, " | "), tail));
-    else
-      std::cerr << one_line(fmt::format("{}: {} | {} | {}\n", name, fmt::join(parts, " | "), where, tail));
-    write_status("running");
-  }
-
-  void set_last_eval(const std::string& key, double v) {
-    for (auto& [k, old] : last_eval_)
-      if (k == key) {
-        old = v;
-        return;
-      }
-    last_eval_.emplace_back(key, v);
-  }
-
-  // After a pass (not the one after the last step): the next stage's :when.
-  // The next stage's :when, with the metrics of `pass` (its last values) and `step` bound.
+  // After a pass (not the one after the last step): the next stage's :when,
+  // with the metrics of `pass` (its last values) and `step` bound.
   void maybe_advance(const std::string& pass, int64_t k) {
-    size_t next = static_cast<size_t>(stage_) + 1;
+    size_t next = static_cast<size_t>(state_.stage) + 1;
     const StageDecl& st = x_->curriculum[next];
     auto env = std::make_shared<Env>(st.env);
     std::string prefix = pass == "eval" ? "" : pass + ":";
-    for (const auto& [key, v] : last_eval_)
+    for (const auto& [key, v] : state_.last_eval)
       if (key.rfind(prefix, 0) == 0 && (pass != "eval" || key.find(':') == std::string::npos))
         env->vars[key.substr(prefix.size())] = floating(v);
     env->vars["step"] = integer(k);
     // Before the first step there is no training loss: NaN, so every comparison with it is false.
-    env->vars["train/loss"] = floating(k > 0 ? train_loss_ : std::numeric_limits<double>::quiet_NaN());
+    env->vars["train/loss"] = floating(k > 0 ? state_.train_loss : std::numeric_limits<double>::quiet_NaN());
     ValueP ok = c_.interp->eval(st.when, env);
     if (!ok->truthy()) return;
     std::string why = describe_condition(*st.when, *env);
-    event("stage", k, {{"from", stage_}, {"to", static_cast<int64_t>(next)}, {"name", st.name}, {"condition", why}});
+    report_.event("stage", k,
+                  {{"from", state_.stage}, {"to", static_cast<int64_t>(next)}, {"name", st.name}, {"condition", why}});
     enter_stage(static_cast<int64_t>(next));
-    std::cerr << one_line(fmt::format("stage {} {} at step {} ({})\n", stage_, st.name, k, why));
-    write_status("running");
+    report_.stage_line(state_.stage, st.name, k, why);
   }
 
   // "(eval/loss 2.43120 < 2.5)": a comparison with the metrics it read.
@@ -379,7 +371,8 @@ class Session {
     auto side = [&](const Value& v) {
       if (v.kind == Kind::Symbol)
         if (const ValueP* b = env.find(v.s); b && (*b)->is_number())
-          return (*b)->kind == Kind::Float ? fmt::format("{} {:.5f}", v.s, (*b)->f) : fmt::format("{} {}", v.s, (*b)->i);
+          return (*b)->kind == Kind::Float ? fmt::format("{} {:.5f}", v.s, (*b)->f)
+                                           : fmt::format("{} {}", v.s, (*b)->i);
       return repr(v);
     };
     return fmt::format("{} {} {}", side(*when.items[1]), when.items[0]->s, side(*when.items[2]));
@@ -387,143 +380,57 @@ class Session {
 
   // ---- checkpoints and resume ----------------------------------------------
 
-  std::string checkpoints_text() const {
-    if (!location_) return "-";
-    const auto& every = run_decl().checkpoint_every;
-    return every ? fmt::format("{} every {}", location_->text, *every) : location_->text;
-  }
-
   Json loader_positions() const {
     Json j = Json::object();
     for (const auto& [name, feed] : train_feeds_) j[name] = feed->position();
     return j;
   }
 
+  StateIdentity state_identity() const {
+    return {run_decl().seed, req_.env.threads, manifest_json(*x_), optimizer_json(*run_decl().optimizer),
+            x_->slug,        c_.graph_hash};
+  }
+
   // The checkpoint of the last completed step, with the passes still due at it.
   void checkpoint() {
-    write_status("checkpointing");
-    ckpt::CheckpointData d;
-    d.step = step_;
-    for (const auto& [path, v] : params_.values) {
-      const ParamInfo& info = *std::find_if(params_.info.begin(), params_.info.end(),
-                                            [&](const ParamInfo& p) { return p.path == path; });
-      d.model[path] = {info.shape.vec(), v};
-    }
-    for (const auto& [name, v] : optimizer_->state()) {
-      std::string path = name.substr(name.find('/') + 1);
-      const ParamInfo& info = *std::find_if(params_.info.begin(), params_.info.end(),
-                                            [&](const ParamInfo& p) { return p.path == path; });
-      d.optimizer[name] = {info.shape.vec(), v};
-    }
-    Json eval = Json::object();
-    for (const auto& [k, v] : last_eval_) eval[k] = v;
-    d.state = {{"step", step_},
-               {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
-               {"stage", stage_},
-               {"loader", current_loader_},
-               {"loaders", positions_.is_null() ? loader_positions() : positions_},
-               {"rng", {{"generator", "philox4x32-10"}, {"seed", run_decl().seed}, {"dropout_offset", "step << 16 | microbatch"}}},
-               {"passes_due", pending_passes_},
-               {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
-               {"eval", eval},
-               {"threads", req_.env.threads},
-               {"knobs", manifest_json(*x_)},
-               {"slug", x_->slug},
-               {"graph", c_.graph_hash},
-               {"optimizer", optimizer_json(*run_decl().optimizer)},
-               {"version", SEXPGPU_VERSION},
-               {"written_at", rfc3339_now()}};
+    report_.status("checkpointing");
+    Json state = state_.to_state_json(state_identity(), loader_positions());
     // (only after a failed metrics write: the record the resumed run writes first)
-    if (const Json& u = metrics_.unwritten(); !u.is_null() && u.value("kind", "") != "meta")
-      d.state["unwritten_records"] = Json::array({u});
+    if (const Json& u = report_.unwritten(); !u.is_null() && u.value("kind", "") != "meta")
+      state["unwritten_records"] = Json::array({u});
+    ckpt::CheckpointData d = assemble_checkpoint(state_.step, params_, *optimizer_, std::move(state));
     ckpt::WriteResult w;
     try {
-      w = ckpt::write_checkpoint(*location_, x_->slug, d);
+      w = checkpoints_.write(d, run_decl().keep);
     } catch (const UserError& e) {
-      event("checkpoint-failed", step_, {{"code", code_info(e.code()).name}, {"message", e.diagnostics()[0].message}});
+      report_.checkpoint_failed(state_.step, e);
       throw;
     }
-    if (run_decl().keep) ckpt::keep_newest(*location_, x_->slug, *run_decl().keep);
-    last_checkpoint_ = {step_, w.path};
-    std::cerr << one_line(fmt::format("checkpoint step-{} -> {} ({:.3f}s)\n", step_, w.path, w.seconds));
-    event("checkpoint", step_, {{"path", w.path}, {"bytes", w.bytes}, {"seconds", w.seconds}});
-    write_status("running");
-  }
-
-  // Finds the checkpoint to resume from; the run line's `resume` field.
-  std::string locate_resume() {
-    const ResumeFrom& r = *req_.env.resume;
-    std::string dir;
-    if (r.latest) {
-      auto latest = ckpt::find_latest(*location_, x_->slug);
-      if (!latest) return "latest=none";
-      dir = *latest;
-    } else {
-      dir = r.location.text;
-    }
-    resume_.emplace();
-    resume_->path = dir;
-    resume_->data = ckpt::read_checkpoint(dir);
-    resume_->step = resume_->data.step;
-    return r.latest ? "latest=" + dir : dir;
-  }
-
-  Json differences_json() const {
-    Json out = Json::array();
-    for (const auto& d : differences_) out.push_back({{"class", d.cls}, {"knob", d.what}, {"from", d.from}, {"to", d.to}});
-    return out;
-  }
-
-  void report_resume() {
-    std::cerr << one_line("resume: from " + resume_->path + "\n");
-    for (const auto& d : differences_) std::cerr << one_line(d.line() + "\n");
+    state_.last_checkpoint = CheckpointRef{state_.step, w.path};
+    report_.checkpoint_written(state_.step, w);
   }
 
   // Restores everything a step depends on; refuses what cannot continue.
   void load_resume() {
-    const Json& st = resume_->data.state;
-    ckpt::ResumeState saved = ckpt::check_resume_state(st, resume_expectations(), resume_->path);
+    const ResumePoint& from = resume_point();
+    const Json& st = from.data.state;
+    ckpt::ResumeState saved = ckpt::check_resume_state(st, resume_expectations(), from.path);
     differences_ = resume_differences(st, *x_, c_.graph_hashes, req_.env.threads);
-    std::vector<Diagnostic> refused;
-    for (const auto& d : differences_)
-      if (d.cls == "refused")
-        refused.push_back({Code::CKPT_040, fmt::format("resume from {} refused: {} {} -> {}", resume_->path, d.what,
-                                                       d.from, d.to),
-                           {}, {}, "resume with the selection the checkpoint was made with, or start a new run"});
+    std::vector<Diagnostic> refused = refused_differences(differences_, from.path);
     if (!refused.empty()) {
-      report_resume();
+      report_.resume_lines(from.path, differences_);
       throw UserError(refused);
     }
-    auto bad_state = [&](const std::string& what) {
-      return UserError(Code::CKPT_024, {}, fmt::format("checkpoint {}: {}", resume_->path, what));
-    };
-    for (auto& [path, values] : params_.values) {
-      auto it = resume_->data.model.find(path);
-      if (it == resume_->data.model.end() || it->second.values.size() != values.size())
-        throw bad_state("model.safetensors has no tensor `" + path + "` of the model's size");
-      values = it->second.values;
-    }
-    for (auto& [name, values] : optimizer_->state()) {
-      auto it = resume_->data.optimizer.find(name);
-      if (it == resume_->data.optimizer.end() || it->second.values.size() != values.size())
-        throw bad_state("optimizer.safetensors has no tensor `" + name + "` of the right size");
-      values = it->second.values;
-    }
-    step_ = first_step_ = resume_->step;
-    timings_.first_step = step_;
-    records_ = saved.records;
-    tokens_count_ = saved.tokens;
-    stage_ = saved.stage;
-    current_loader_ = saved.loader;
+    load_checkpoint_tensors(from, params_, *optimizer_);
+    state_.restore(saved, from.step);
+    timings_.first_step = state_.step;
     for (const auto& [name, position] : saved.positions) train_feeds_.at(name)->restore(position);
     resume_passes_due_ = saved.passes_due;
     resume_unwritten_ = saved.unwritten;
-    if (saved.train_loss) train_loss_ = *saved.train_loss;
-    for (const auto& [k, v] : saved.eval) set_last_eval(k, v);
-    if (stage_ >= 0 && static_cast<size_t>(stage_) < x_->curriculum.size())
-      lr_scale_ = x_->curriculum[static_cast<size_t>(stage_)].lr_scale;
-    positions_ = loader_positions();
-    last_checkpoint_ = {step_, resume_->path};
+    if (state_.stage >= 0 && static_cast<size_t>(state_.stage) < x_->curriculum.size())
+      state_.lr_scale = x_->curriculum[static_cast<size_t>(state_.stage)].lr_scale;
+    state_.positions = loader_positions();
+    state_.last_checkpoint = CheckpointRef{state_.step, from.path};
   }
 
   ckpt::ResumeExpectations resume_expectations() const {
@@ -534,158 +441,30 @@ class Session {
     return e;
   }
 
-  // ---- reports ----------------------------------------------------------------
+  // ---- the end ----------------------------------------------------------------
 
-  void print_run_line(const std::string& resume_text) {
-    const RunDecl& r = run_decl();
-    std::vector<std::string> evals;
-    for (const auto& p : c_.passes) evals.push_back(fmt::format("{}@{}", p.decl->name, x_->every(*p.decl)));
-    std::string diags = r.diagnostics.empty() ? "-" : fmt::format("{}", fmt::join(r.diagnostics, ","));
-    std::cerr << one_line(fmt::format(
-        "run: {} slug {} device cpu steps {} microbatches {} evals {} diagnostics {} precision {} seed {} "
-        "checkpoints {} resume {} status {}\n",
-        req_.file, x_->slug, r.steps, r.microbatches, evals.empty() ? "-" : fmt::format("{}", fmt::join(evals, ",")),
-        diags, r.precision, r.seed, checkpoints_text(), resume_text, status_.enabled() ? status_.path() : "-"));
-    if (metrics_.enabled()) std::cerr << one_line("metrics: " + metrics_.line() + "\n");
+  // Whether a run ending early writes a checkpoint first: of a step not yet
+  // written, or with passes still due at it.
+  bool checkpoint_on_the_way_out() const {
+    if (!checkpoints_.enabled() || !comm_->leads()) return false;
+    const auto& last = state_.last_checkpoint;
+    return !last || last->step != state_.step || !state_.pending_passes.empty();
   }
 
-  Json meta_record() const {
-    return {{"kind", "meta"},      {"slug", x_->slug},
-            {"file", req_.file},   {"run", run_decl().name},
-            {"version", SEXPGPU_VERSION}, {"device", "cpu"},
-            {"precision", run_decl().precision}, {"seed", run_decl().seed},
-            {"knobs", manifest_json(*x_)}, {"graph", c_.graph_hash},
-            {"params", c_.param_count()}, {"started_at", started_at_},
-            {"resumed_from", resume_ ? Json{{"step", resume_->step}, {"path", resume_->path}} : Json(nullptr)}};
-  }
-
-  static Json event_record(const std::string& name, int64_t step, Json fields) {
-    Json rec = {{"kind", "event"}, {"event", name}, {"step", step}, {"at", rfc3339_now()}};
-    for (auto& [k, v] : fields.items()) rec[k] = v;
-    return rec;
-  }
-  void event(const std::string& name, int64_t step, Json fields) { metrics_.write(event_record(name, step, fields)); }
-
-  // On the way out of a failed or stopped run, a record that cannot be written
-  // is reported, not thrown: the run ends as it was ending.
-  void record_last(const Json& rec) {
-    try {
-      metrics_.write(rec);
-    } catch (const MetricsWriteError& m) {
-      std::cerr << render(m);
-    }
-  }
-
-  Json eval_json() const {
-    Json e = Json::object();
-    for (const auto& [k, v] : last_eval_) e[k] = v;
-    return e;
-  }
-
-  Json summary(const char* state, const UserError* error) const {
-    Json s = {{"kind", "summary"}, {"steps", step_}, {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
-              {"eval", eval_json()},
-              {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
-              {"stage", stage_}, {"metrics", metrics_.describe()},
-              {"status", status_.enabled() ? Json(absolute(status_.path())) : Json(nullptr)}};
-    if (state) s["state"] = state;
-    if (error) s["error"] = error_json(*error);
-    return s;
-  }
-
-  // {"code": "E-...", "message": ...}: how the summary, the status file and the error event name an error.
-  static Json error_json(const UserError& e) {
-    return {{"code", code_info(e.code()).name}, {"message", e.diagnostics()[0].message}};
-  }
-
-  static std::string absolute(const std::string& p) {
-    std::error_code ec;
-    auto a = std::filesystem::absolute(p, ec);
-    return ec ? p : a.lexically_normal().string();
-  }
-
-  void write_status(const char* state, bool throttle = false, const Json* summary_obj = nullptr,
-                    const UserError* error = nullptr) {
-    if (!status_.enabled()) return;
-    if (throttle && status_clock_.seconds() - last_status_s_ < 1.0) return;
-    last_status_s_ = status_clock_.seconds();
-    double elapsed = loop_clock_ ? loop_clock_->seconds() : 0.0;
-    int64_t steps = x_ ? run_decl().steps : 0;
-    int64_t done = step_ - first_step_;
-    double rate = elapsed > 0 && done > 0 ? static_cast<double>(done) / elapsed : 0.0;
-    Json s = {{"kind", "status"}, {"state", state}, {"slug", x_ ? x_->slug : file_stem(req_.file)},
-              {"file", req_.file}, {"pid", pid_}, {"device", "cpu"}, {"step", step_}, {"steps", steps},
-              {"stage", stage_}, {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
-              {"eval", eval_json()}, {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
-              {"started_at", started_at_}, {"updated_at", rfc3339_now()},
-              {"steps_per_s", rate}, {"eta_s", rate > 0 ? Json(static_cast<double>(steps - step_) / rate) : Json(nullptr)},
-              {"checkpoint", last_checkpoint_ ? Json{{"step", last_checkpoint_->first}, {"path", last_checkpoint_->second}}
-                                              : Json(nullptr)},
-              {"knobs", x_ ? manifest_json(*x_) : Json::array()},
-              {"summary", summary_obj ? *summary_obj : Json(nullptr)}};
-    if (error) s["error"] = error_json(*error);
-    if (summary_obj || error) return status_.write(s, &s);  // the end: a second signal leaves it as it is
-    // What a second signal, which exits at once, leaves: this, stopped.
-    Json killed = s;
-    killed["state"] = "stopped";
-    killed["summary"] = summary("stopped", nullptr);
-    status_.write(s, &killed);
-  }
-
-  void print_end_block(const char* word) const {
-    std::cerr << one_line(fmt::format("{}: {} {}, train/loss {}\n", word, step_, step_ == 1 ? "step" : "steps",
-                                      step_ > 0 ? fmt::format("{:.4f}", train_loss_) : "-"));
-    for (const auto& [k, v] : last_eval_) {
-      auto colon = k.find(':');
-      if (colon == std::string::npos) std::cerr << one_line(fmt::format("  {} {:.4f}\n", k, v));
-    }
-    for (const auto& [k, v] : last_eval_) {
-      auto colon = k.find(':');
-      if (colon != std::string::npos)
-        std::cerr << one_line(fmt::format("  {}: {} {:.4f}\n", k.substr(0, colon), k.substr(colon + 1), v));
-    }
-    std::cerr << fmt::format("  counter records {}\n  counter tokens {}\n", records_, tokens_count_);
-  }
-
-  // The summary record goes first: when it cannot be written, a completed
-  // run ends as failed (with that error alone on stderr), a stopped one as stopped.
-  void finish(const char* state, const char* word, const UserError* error) {
-    Json s = summary(state, error);
-    write_summary(s, /*may_fail=*/state == nullptr);
-    std::cerr << timings_.block();
-    if (!req_.json) print_end_block(word);
-    write_status(state ? state : "done", false, &s, error);
-  }
-
-  // The summary ends the metrics; with --json it is also standard output's
-  // last line — once, when the metrics already go there.
-  void write_summary(const Json& s, bool may_fail) {
-    if (may_fail)
-      metrics_.write(s);
-    else
-      record_last(s);
-    if (req_.json && metrics_.line() != "stdout") std::cout << json_text(s) << std::endl;
-  }
-
-  void finish_done() {
-    event("done", step_, Json::object());
-    finish(nullptr, "done", nullptr);
-  }
+  void finish_done() { report_.done(timings_); }
 
   int finish_stopped(int sig) {
-    if (location_ && (!last_checkpoint_ || last_checkpoint_->first != step_ || !pending_passes_.empty())) {
+    if (checkpoint_on_the_way_out()) {
       try {
         checkpoint();
       } catch (const UserError& e) {
         return finish_failed(e);
       }
     }
-    if (loop_clock_) timings_.total_s = loop_clock_->seconds();
-    double took = StopSignals::since_signal();
+    if (state_.loop_clock) timings_.total_s = state_.loop_clock->seconds();
     try {
-      event("signal", step_, {{"name", StopSignals::name(sig)}, {"seconds_to_exit", took}});
-      std::cerr << fmt::format("stopping: {} at step {} ({:.2f}s to exit)\n", StopSignals::name(sig), step_, took);
-      finish("stopped", "stopped", nullptr);
+      report_.stopping(sig, StopSignals::since_signal());
+      report_.stopped(timings_);
     } catch (const MetricsWriteError& e) {
       return finish_failed(e);  // the checkpoint is written
     }
@@ -695,79 +474,49 @@ class Session {
   // A metrics record that cannot be written stops the run, after a checkpoint
   // of the step it belonged to, so that a resume continues the run and the file.
   int finish_metrics_failed(const MetricsWriteError& e) {
-    if (location_ && (!last_checkpoint_ || last_checkpoint_->first != step_ || !pending_passes_.empty())) {
+    if (checkpoint_on_the_way_out()) {
       try {
         checkpoint();
       } catch (const UserError& ce) {
-        std::cerr << render(ce);
+        Reporter::error_line(ce);
       }
     }
     return finish_failed(e);
   }
 
   int finish_failed(const UserError& e) {
-    if (loop_clock_) timings_.total_s = loop_clock_->seconds();
-    std::cerr << render(e);
-    int64_t at = in_flight_ ? in_flight_ : step_;
-    record_last(event_record("error", at, error_json(e)));
-    std::cerr << timings_.block();
-    std::cerr << fmt::format("failed: {} at step {}\n", code_info(e.code()).name, at);
-    Json s = summary("failed", &e);
-    write_summary(s, /*may_fail=*/false);
-    write_status("failed", false, &s, &e);
+    if (state_.loop_clock) timings_.total_s = state_.loop_clock->seconds();
+    report_.failed(e, state_.in_flight ? state_.in_flight : state_.step, timings_);
     return 1;
   }
 
   int stop_before_start(int sig) {
-    std::cerr << fmt::format("stopping: {} before the first step ({:.2f}s to exit)\n", StopSignals::name(sig),
-                             StopSignals::since_signal());
-    Json s = summary("stopped", nullptr);
-    write_summary(s, /*may_fail=*/false);
-    write_status("stopped", false, &s);
+    report_.stopped_before_start(sig, StopSignals::since_signal());
     return 128 + sig;
   }
 
   const RunRequest& req_;
-  MetricsSink metrics_;
-  StatusFile status_;
-  int64_t pid_;
-  std::string started_at_;
+  const std::string device_name_ = kDeviceName;
+  std::unique_ptr<Communicator> comm_;
+  RunState state_;
+  Reporter report_;
+  RunCheckpoints checkpoints_;
   Compiled c_;
   Experiment* x_ = nullptr;
   std::unique_ptr<Executor> train_exec_;
   std::vector<std::unique_ptr<Executor>> pass_exec_;
   std::map<std::string, std::unique_ptr<TrainFeed>> train_feeds_;
   std::vector<std::unique_ptr<PassFeed>> pass_feeds_;
-  std::string current_loader_;
   ParamStore params_;
   std::map<std::string, std::vector<float>> grads_;  // the sum over microbatches (with more than one)
-  std::map<std::string, const float*> grad_ptrs_;      // the step's gradients, as the optimizer reads them
+  std::map<std::string, const float*> grad_ptrs_;    // the step's gradients, as the optimizer reads them
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<int32_t> tokens_, targets_;
 
-  struct Resume {
-    std::string path;
-    int64_t step = 0;
-    ckpt::CheckpointData data;
-  };
-  std::optional<Location> location_;
-  std::unique_ptr<ckpt::RunLock> location_lock_;  // held from before the first step to the end
-  std::optional<Resume> resume_;
   std::vector<ResumeDifference> differences_;
-  std::vector<std::string> resume_passes_due_, pending_passes_;
+  std::vector<std::string> resume_passes_due_;
   std::vector<Json> resume_unwritten_;
-  std::optional<std::pair<int64_t, std::string>> last_checkpoint_;
-  Json positions_;
-
-  int64_t in_flight_ = 0;  // the step being computed, 0 between steps
-  int64_t step_ = 0, first_step_ = 0, stage_ = 0, records_ = 0, tokens_count_ = 0;
-  float train_loss_ = 0;
-  double lr_scale_ = 1.0;
-  std::vector<std::pair<std::string, double>> last_eval_;  // "eval/loss", "probe:eval/loss", first seen first
   Timings timings_;
-  std::optional<Stopwatch> loop_clock_;  // from the step loop's start (before the step-0 pass)
-  Stopwatch status_clock_;
-  double last_status_s_ = -1e9;
 };
 
 }  // namespace

@@ -1,4 +1,6 @@
 // The status file: replaced whole by rename, never written in place.
+#include "runtime/status_file.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -1,0 +1,66 @@
+#pragma once
+// A run's checkpoints (checkpoints.md): the location claimed before the first
+// step, its store opened once for the whole run, the checkpoint to resume
+// from, and the assembly of a checkpoint from the parameters, the optimizer
+// state and the run's state (and back).
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/location.h"
+#include "runtime/records.h"
+#include "runtime/resume.h"
+#include "util/environment.h"
+#include "util/error.h"
+
+namespace sx {
+
+struct ParamStore;
+class Optimizer;
+
+// The checkpoint a run resumes from, read whole before the first step.
+struct ResumePoint {
+  std::string path;
+  int64_t step = 0;
+  ckpt::CheckpointData data;
+};
+
+class RunCheckpoints {
+ public:
+  // `location` is --checkpoint-dir; none: the run writes no checkpoints.
+  explicit RunCheckpoints(std::optional<Location> location) : location_(std::move(location)) {}
+  bool enabled() const { return location_.has_value(); }
+
+  // Opens the run folder's store and claims it (ckpt::claim_location): held to the end.
+  void claim(const std::string& slug, bool resuming);
+  // The run line's `checkpoints` field: "-", "<location>" or "<location> every <n>".
+  std::string text(const std::optional<int64_t>& every) const;
+
+  // Reads the checkpoint `from` names; returns the run line's `resume` field
+  // ("latest=none" when --resume latest finds none: the run starts fresh).
+  std::string locate(const ResumeFrom& from);
+  const std::optional<ResumePoint>& resume() const { return resume_; }
+
+  // Writes `data`, then keeps the newest `keep` when set.
+  ckpt::WriteResult write(const ckpt::CheckpointData& data, const std::optional<int64_t>& keep);
+
+ private:
+  std::optional<Location> location_;
+  std::unique_ptr<ckpt::CheckpointStore> store_;  // opened by claim()
+  std::unique_ptr<ckpt::RunLock> lock_;           // held from before the first step to the end
+  std::optional<ResumePoint> resume_;
+};
+
+// The model and optimizer tensors of a checkpoint, by model path, with `state` as its state.json.
+ckpt::CheckpointData assemble_checkpoint(int64_t step, const ParamStore& params, Optimizer& optimizer, Json state);
+
+// The refusals (E-CKPT-040) among a resume's differences, naming the checkpoint.
+std::vector<Diagnostic> refused_differences(const std::vector<ResumeDifference>& differences, const std::string& path);
+
+// Copies a checkpoint's tensors into the parameters and the optimizer state;
+// E-CKPT-024 for one missing or of another size.
+void load_checkpoint_tensors(const ResumePoint& from, ParamStore& params, Optimizer& optimizer);
+
+}  // namespace sx
