@@ -60,16 +60,20 @@ ckpt::CheckpointData assemble_checkpoint(int64_t step, const ParamStore& params,
   return d;
 }
 
-std::vector<Diagnostic> refused_differences(const std::vector<ResumeDifference>& differences, const std::string& path) {
-  std::vector<Diagnostic> refused;
-  for (const auto& d : differences)
+ResumeCheck check_resume(const ResumePoint& from, const ckpt::ResumeExpectations& expected, const Experiment& x,
+                         const std::map<std::string, std::string>& graph_hashes, int threads) {
+  ResumeCheck check;
+  const Json& st = from.data.state;
+  check.saved = ckpt::check_resume_state(st, expected, from.path);
+  check.differences = resume_differences(st, x, graph_hashes, threads);
+  for (const auto& d : check.differences)
     if (d.cls == "refused")
-      refused.push_back({Code::CKPT_040,
-                         fmt::format("resume from {} refused: {} {} -> {}", path, d.what, d.from, d.to),
-                         {},
-                         {},
-                         "resume with the selection the checkpoint was made with, or start a new run"});
-  return refused;
+      check.refused.push_back({Code::CKPT_040,
+                               fmt::format("resume from {} refused: {} {} -> {}", from.path, d.what, d.from, d.to),
+                               {},
+                               {},
+                               "resume with the selection the checkpoint was made with, or start a new run"});
+  return check;
 }
 
 void load_checkpoint_tensors(const ResumePoint& from, ParamStore& params, Optimizer& optimizer) {

@@ -10,6 +10,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/location.h"
+#include "checkpoint/resume_state.h"
 #include "runtime/records.h"
 #include "runtime/resume.h"
 #include "util/environment.h"
@@ -56,8 +57,16 @@ class RunCheckpoints {
 // The model and optimizer tensors of a checkpoint, by model path, with `state` as its state.json.
 ckpt::CheckpointData assemble_checkpoint(int64_t step, const ParamStore& params, Optimizer& optimizer, Json state);
 
-// The refusals (E-CKPT-040) among a resume's differences, naming the checkpoint.
-std::vector<Diagnostic> refused_differences(const std::vector<ResumeDifference>& differences, const std::string& path);
+// A resume's checks, before anything is restored: state.json against this run
+// (ckpt::check_resume_state, which throws E-CKPT-053), the knobs that differ,
+// and the refusals (E-CKPT-040) among them, naming the checkpoint.
+struct ResumeCheck {
+  ckpt::ResumeState saved;
+  std::vector<ResumeDifference> differences;
+  std::vector<Diagnostic> refused;
+};
+ResumeCheck check_resume(const ResumePoint& from, const ckpt::ResumeExpectations& expected, const Experiment& x,
+                         const std::map<std::string, std::string>& graph_hashes, int threads);
 
 // Copies a checkpoint's tensors into the parameters and the optimizer state;
 // E-CKPT-024 for one missing or of another size.

@@ -9,24 +9,22 @@
 
 #include <cmath>
 #include <filesystem>
-#include <limits>
 
 #include "checkpoint/resume_state.h"
 #include "data/train_stream.h"
 #include "lang/manifest_json.h"
 #include "runtime/communicator.h"
 #include "runtime/compile.h"
+#include "runtime/curriculum.h"
 #include "runtime/executor.h"
 #include "runtime/feed.h"
 #include "runtime/init_from.h"
 #include "runtime/optimizer.h"
-#include "runtime/records.h"
 #include "runtime/reporter.h"
 #include "runtime/resume.h"
 #include "runtime/run_checkpoints.h"
 #include "runtime/run_state.h"
 #include "runtime/signals.h"
-#include "runtime/timing.h"
 
 namespace sx {
 
@@ -36,10 +34,8 @@ struct Stopped {
   int signal;
 };
 
-// A pass's metric names: the model's loss and outputs as eval/<name>.
-struct PassResult {
-  std::vector<std::pair<std::string, double>> metrics;  // "eval/loss" first
-};
+// A pass's metrics: the model's loss and outputs as eval/<name>, "eval/loss" first.
+using PassResult = std::vector<std::pair<std::string, double>>;
 
 // The device this build trains on; every report names it from here.
 constexpr const char* kDeviceName = "cpu";
@@ -129,10 +125,7 @@ class Session {
     }
   }
 
-  std::string base_dir() const {
-    auto dir = std::filesystem::path(req_.file).parent_path().string();
-    return dir;
-  }
+  std::string base_dir() const { return std::filesystem::path(req_.file).parent_path().string(); }
 
   void open_data() {
     uint64_t seed = static_cast<uint64_t>(run_decl().seed);
@@ -174,7 +167,7 @@ class Session {
       report_.status("running", /*throttle=*/true);
     }
     timings_.total_s = state_.loop_clock->seconds();
-    finish_done();
+    report_.done(timings_);
   }
 
   // Only the leading rank writes checkpoints.
@@ -305,9 +298,9 @@ class Session {
       if (int sig = StopSignals::pending()) throw Stopped{sig};
       report_.status("evaluating");
       PassResult r = run_pass(i);
-      report_.eval_record(name, k, r.metrics);
-      for (const auto& [metric, v] : r.metrics) state_.set_last_eval(name == "eval" ? metric : name + ":" + metric, v);
-      report_.eval_line(name, k, r.metrics);
+      report_.eval_record(name, k, r);
+      for (const auto& [metric, v] : r) state_.set_last_eval(name == "eval" ? metric : name + ":" + metric, v);
+      report_.eval_line(name, k, r);
       auto& pending = state_.pending_passes;
       pending.erase(std::find(pending.begin(), pending.end(), name));
     }
@@ -336,46 +329,23 @@ class Session {
     }
     // Every batch has the same number of tokens: the mean of batch means is the mean over tokens.
     PassResult r;
-    r.metrics.emplace_back("eval/loss", f32(loss / static_cast<double>(n)));
+    r.emplace_back("eval/loss", f32(loss / static_cast<double>(n)));
     for (size_t m = 0; m < sums.size(); ++m)
-      r.metrics.emplace_back("eval/" + p.step.traced.metrics[m].first, f32(sums[m] / static_cast<double>(n)));
+      r.emplace_back("eval/" + p.step.traced.metrics[m].first, f32(sums[m] / static_cast<double>(n)));
     timings_.pass_s.push_back(clock.seconds());
     return r;
   }
 
-  // After a pass (not the one after the last step): the next stage's :when,
-  // with the metrics of `pass` (its last values) and `step` bound.
+  // After the passes due at a step (not the last step's): the next stage, when its :when holds.
   void maybe_advance(const std::string& pass, int64_t k) {
     size_t next = static_cast<size_t>(state_.stage) + 1;
     const StageDecl& st = x_->curriculum[next];
-    auto env = std::make_shared<Env>(st.env);
-    std::string prefix = pass == "eval" ? "" : pass + ":";
-    for (const auto& [key, v] : state_.last_eval)
-      if (key.rfind(prefix, 0) == 0 && (pass != "eval" || key.find(':') == std::string::npos))
-        env->vars[key.substr(prefix.size())] = floating(v);
-    env->vars["step"] = integer(k);
-    // Before the first step there is no training loss: NaN, so every comparison with it is false.
-    env->vars["train/loss"] = floating(k > 0 ? state_.train_loss : std::numeric_limits<double>::quiet_NaN());
-    ValueP ok = c_.interp->eval(st.when, env);
-    if (!ok->truthy()) return;
-    std::string why = describe_condition(*st.when, *env);
+    std::optional<std::string> why = stage_condition_met(*c_.interp, st, pass, k, state_);
+    if (!why) return;
     report_.event("stage", k,
-                  {{"from", state_.stage}, {"to", static_cast<int64_t>(next)}, {"name", st.name}, {"condition", why}});
+                  {{"from", state_.stage}, {"to", static_cast<int64_t>(next)}, {"name", st.name}, {"condition", *why}});
     enter_stage(static_cast<int64_t>(next));
-    report_.stage_line(state_.stage, st.name, k, why);
-  }
-
-  // "(eval/loss 2.43120 < 2.5)": a comparison with the metrics it read.
-  static std::string describe_condition(const Value& when, const Env& env) {
-    if (when.kind != Kind::List || when.items.size() != 3 || when.items[0]->kind != Kind::Symbol) return repr(when);
-    auto side = [&](const Value& v) {
-      if (v.kind == Kind::Symbol)
-        if (const ValueP* b = env.find(v.s); b && (*b)->is_number())
-          return (*b)->kind == Kind::Float ? fmt::format("{} {:.5f}", v.s, (*b)->f)
-                                           : fmt::format("{} {}", v.s, (*b)->i);
-      return repr(v);
-    };
-    return fmt::format("{} {} {}", side(*when.items[1]), when.items[0]->s, side(*when.items[2]));
+    report_.stage_line(state_.stage, st.name, k, *why);
   }
 
   // ---- checkpoints and resume ----------------------------------------------
@@ -413,14 +383,13 @@ class Session {
   // Restores everything a step depends on; refuses what cannot continue.
   void load_resume() {
     const ResumePoint& from = resume_point();
-    const Json& st = from.data.state;
-    ckpt::ResumeState saved = ckpt::check_resume_state(st, resume_expectations(), from.path);
-    differences_ = resume_differences(st, *x_, c_.graph_hashes, req_.env.threads);
-    std::vector<Diagnostic> refused = refused_differences(differences_, from.path);
-    if (!refused.empty()) {
+    ResumeCheck check = check_resume(from, resume_expectations(), *x_, c_.graph_hashes, req_.env.threads);
+    differences_ = check.differences;
+    if (!check.refused.empty()) {
       report_.resume_lines(from.path, differences_);
-      throw UserError(refused);
+      throw UserError(check.refused);
     }
+    const ckpt::ResumeState& saved = check.saved;
     load_checkpoint_tensors(from, params_, *optimizer_);
     state_.restore(saved, from.step);
     timings_.first_step = state_.step;
@@ -450,8 +419,6 @@ class Session {
     const auto& last = state_.last_checkpoint;
     return !last || last->step != state_.step || !state_.pending_passes.empty();
   }
-
-  void finish_done() { report_.done(timings_); }
 
   int finish_stopped(int sig) {
     if (checkpoint_on_the_way_out()) {
