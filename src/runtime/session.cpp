@@ -12,13 +12,14 @@
 #include <limits>
 
 #include "lang/manifest_json.h"
-#include "runtime/compile.h"
+#include "driver/compile.h"
+#include "util/glob.h"
 #include "runtime/executor.h"
 #include "runtime/feed.h"
 #include "runtime/init_from.h"
 #include "runtime/optimizer.h"
 #include "runtime/records.h"
-#include "runtime/signals.h"
+#include "util/stop_signals.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/location.h"
 #include "checkpoint/resume_state.h"
@@ -61,7 +62,7 @@ class Session {
     write_status("compiling");
     Stopwatch compile_clock;
     try {
-      c_ = compile(req_.file, req_.selection, req_.env, StopSignals::flag());
+      c_ = compile(req_.file, req_.selection, compile_options(req_.env, StopSignals::flag()));
     } catch (const Interrupted&) {
       return stop_before_start(StopSignals::pending());
     } catch (const UserError& e) {
@@ -241,7 +242,7 @@ class Session {
 
   bool optimizer_tap_selected(const char* name) const {
     for (const auto& g : run_decl().diagnostics)
-      if (diagnostic_match(g, name)) return true;
+      if (diagnostic_glob_match(g, name)) return true;
     return false;
   }
   bool wants_optimizer_taps() const {
