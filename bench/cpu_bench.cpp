@@ -15,7 +15,7 @@
 
 #include "autodiff/autodiff.h"
 #include "backend/cpu/executor.h"
-#include "backend/cpu/gpt_graph.h"
+#include "testing/gpt_graph.h"
 #include "backend/ref/ref.h"
 #include "graph/build.h"
 

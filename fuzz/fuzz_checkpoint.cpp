@@ -38,14 +38,14 @@ void read_folder(int mode, std::string_view bytes) {
   if (mode == 2) {
     store->put(folder, sx::ckpt::kModelFile, bytes);
     auto state = nlohmann::ordered_json::parse(*store->read(folder, sx::ckpt::kStateFile));
-    state["files"][sx::ckpt::kModelFile] = sx::ckpt::sha256_hex(bytes);
+    state["files"][sx::ckpt::kModelFile] = sx::sha256_hex(bytes);
     state_text = state.dump();
   }
   if (mode == 3) {
     store->put(folder, sx::ckpt::kCompleteFile, bytes);
   } else {
     store->put(folder, sx::ckpt::kStateFile, state_text);
-    store->put(folder, sx::ckpt::kCompleteFile, sx::ckpt::sha256_hex(state_text) + "  state.json\n");
+    store->put(folder, sx::ckpt::kCompleteFile, sx::sha256_hex(state_text) + "  state.json\n");
   }
   check(sx::ckpt::read_checkpoint(*store, folder));
   (void)sx::ckpt::find_latest(*store);

@@ -43,7 +43,7 @@ void through_folder(Json state) {
   state["files"] = written["files"];
   std::string text = state.dump(1, ' ', false, Json::error_handler_t::replace);
   store->put(folder, sx::ckpt::kStateFile, text);
-  store->put(folder, sx::ckpt::kCompleteFile, sx::ckpt::sha256_hex(text) + "  state.json\n");
+  store->put(folder, sx::ckpt::kCompleteFile, sx::sha256_hex(text) + "  state.json\n");
   check(sx::ckpt::read_checkpoint(*store, folder).state);
 }
 

@@ -1,5 +1,5 @@
 // Every differentiable op's gradient against float64 central differences.
-#include "autodiff/gradcheck.h"
+#include "testing/gradcheck.h"
 
 #include <functional>
 #include <set>

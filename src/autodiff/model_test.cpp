@@ -1,5 +1,5 @@
 // End-to-end gradient checks of small models, and autodiff's own contract.
-#include "autodiff/gradcheck.h"
+#include "testing/gradcheck.h"
 #include "backend/ref/kernels.h"
 
 namespace sx::gradcheck {

@@ -25,6 +25,7 @@
 #include "checkpoint/safetensors.h"
 #include "checkpoint/store.h"
 #include "util/environment.h"
+#include "util/sha256.h"
 
 namespace sx::ckpt {
 
@@ -84,9 +85,6 @@ nlohmann::ordered_json parse_state(std::string_view bytes, const std::string& wh
 // n of a folder named exactly "step-<n>" (digits, no sign, fits int64), else
 // nullopt.
 std::optional<int64_t> step_of_folder(std::string_view name);
-
-// The lowercase hex SHA-256 of `bytes`.
-std::string sha256_hex(std::string_view bytes);
 
 // The file names of a checkpoint.
 inline constexpr const char* kModelFile = "model.safetensors";

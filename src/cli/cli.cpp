@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "lang/interp.h"
 #include "lang/keys.h"
-#include "runtime/signals.h"
+#include "util/stop_signals.h"
 #include "util/big_stack.h"
 #include "util/error.h"
 #include "util/printable.h"

@@ -3,11 +3,11 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "runtime/signals.h"
+#include "driver/compile.h"
 #include "lang/selection.h"
-#include "runtime/compile.h"
-#include "util/printable.h"
 #include "util/memory.h"
+#include "util/printable.h"
+#include "util/stop_signals.h"
 
 namespace sx {
 
@@ -44,9 +44,8 @@ ExitStatus cmd_explain(const ParsedArgs& args) {
   Environment env = command_environment(args);
   refuse_unbuilt_devices(env);
   Selection sel = selection_from(args, env);
-  Compiled c = compile(file, sel, env, StopSignals::flag());
-  std::cout << one_line(fmt::format("experiment {} slug {} run {}\n", file, c.x->slug, c.x->run->name))
-            << "\nknobs:\n";
+  Compiled c = compile(file, sel, compile_options(env, StopSignals::flag()));
+  std::cout << one_line(fmt::format("experiment {} slug {} run {}\n", file, c.x->slug, c.x->run->name)) << "\nknobs:\n";
   for (const auto& k : c.x->manifest)
     std::cout << one_line(fmt::format("  {:<18} {:<10} {}\n", k.name, canonical(*k.value), k.source));
   std::cout << fmt::format("\nparameters: {} in {} tensors\n", c.param_count(), c.params.size());

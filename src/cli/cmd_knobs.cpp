@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "runtime/signals.h"
+#include "util/stop_signals.h"
 #include "lang/declarations.h"
 #include "lang/frontend.h"
 #include "lang/manifest_json.h"

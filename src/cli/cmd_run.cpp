@@ -1,7 +1,7 @@
 // sexpgpu run FILE [selection] [--device] [--metrics] [--status] [--checkpoint-dir] [--resume] [--json]
 #include "cli/commands.h"
 #include "runtime/session.h"
-#include "runtime/signals.h"
+#include "util/stop_signals.h"
 #include "s3/client.h"
 
 namespace sx {

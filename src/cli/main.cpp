@@ -1,5 +1,5 @@
 #include "cli/cli.h"
-#include "runtime/signals.h"
+#include "util/stop_signals.h"
 
 // Before any other constructor and before main: a stopping signal that lands
 // while the process is still starting is recorded and answered, never fatal.

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "data/formats.h"
-#include "data/sha256.h"
+#include "util/sha256.h"
 #include "data/source.h"
 #include "util/error.h"
 #include "util/memory.h"

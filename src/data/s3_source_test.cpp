@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "data/dataset.h"
-#include "data/sha256.h"
+#include "util/sha256.h"
 #include "data/shard_reader.h"
 #include "data/source.h"
 #include "s3/client.h"

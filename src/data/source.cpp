@@ -1,6 +1,5 @@
 #include "data/source.h"
 
-#include <fnmatch.h>
 #include <glob.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 
 #include "s3/client.h"
 #include "util/error.h"
+#include "util/glob.h"
 
 namespace sx::data {
 namespace {
@@ -130,7 +130,7 @@ std::vector<ShardRef> s3_objects(const std::string& source) {
   std::vector<ShardRef> out;
   for (const auto& o : client->list(a.bucket, prefix).objects) {
     if (o.key.ends_with('/')) continue;  // a folder marker
-    if (wild != std::string::npos && ::fnmatch(a.key.c_str(), o.key.c_str(), FNM_PATHNAME) != 0) continue;
+    if (wild != std::string::npos && !source_glob_match(a.key, o.key)) continue;
     std::string uri = "s3://" + a.bucket + "/" + o.key;
     out.push_back({uri, uri, {}, {}});
   }

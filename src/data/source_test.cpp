@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "data/dataset.h"
-#include "data/sha256.h"
+#include "util/sha256.h"
 #include "data/test_util.h"
 #include "util/memory.h"
 

@@ -3,7 +3,7 @@
 #include "data/dataset.h"
 #include "data/eval_stream.h"
 #include "data/train_stream.h"
-#include "runtime/signals.h"
+#include "util/stop_signals.h"
 
 namespace sx {
 

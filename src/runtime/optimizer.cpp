@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "util/glob.h"
+
 namespace sx {
 
 double schedule_lr(const ScheduleSpec& s, int64_t k, int64_t steps) {
@@ -18,29 +20,10 @@ double schedule_lr(const ScheduleSpec& s, int64_t k, int64_t steps) {
   return s.value;
 }
 
-bool glob_match(std::string_view g, std::string_view t) {
-  size_t gi = 0, ti = 0, star = std::string_view::npos, mark = 0;
-  while (ti < t.size()) {
-    if (gi < g.size() && (g[gi] == '?' || g[gi] == t[ti])) {
-      ++gi, ++ti;
-    } else if (gi < g.size() && g[gi] == '*') {
-      star = gi++;
-      mark = ti;
-    } else if (star != std::string_view::npos) {
-      gi = star + 1;
-      ti = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (gi < g.size() && g[gi] == '*') ++gi;
-  return gi == g.size();
-}
-
 Optimizer::Optimizer(const OptimizerSpec& spec, const std::vector<ParamInfo>& params) : spec_(spec) {
   for (const auto& p : params) {
     bool exempt = false;
-    for (const auto& g : spec.no_decay) exempt = exempt || glob_match(g, p.path);
+    for (const auto& g : spec.no_decay) exempt = exempt || model_path_glob_match(g, p.path);
     decays_[p.path] = !exempt;
     size_t n = static_cast<size_t>(p.shape.numel());
     if (spec.kind == "sgd") {

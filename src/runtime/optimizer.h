@@ -15,9 +15,6 @@ namespace sx {
 // The learning rate of the update of step k (1-based) of `steps`, before the curriculum's scale.
 double schedule_lr(const ScheduleSpec& s, int64_t k, int64_t steps);
 
-// Matches a model path against a glob: `*` any run of characters, `?` one.
-bool glob_match(std::string_view glob, std::string_view text);
-
 struct StepStats {
   double grad_norm = 0;                              // the global norm before clipping (0 unless clipping or stats)
   std::map<std::string, double> param_grad_norm;     // per parameter, for grad/norm/<path>

@@ -7,26 +7,15 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/params.h"
 
 namespace sx {
-
-struct ParamInfo {
-  std::string path;
-  Shape shape;
-  Init init;
-  Span span;  // where the param was made
-};
 
 struct ParamStore {
   std::vector<ParamInfo> info;  // in model-path order
   std::map<std::string, std::vector<float>> values;
   int64_t count() const;  // the number of scalars
 };
-
-// Every param of a traced graph, in path order. A param made in two graphs
-// must have the same shape in both (E-SHAPE-007 otherwise).
-std::vector<ParamInfo> params_of(const Graph& g);
-void check_same_params(const std::vector<ParamInfo>& train, const Graph& other, const std::string& pass_name);
 
 // Draws every parameter's initial values: Philox keyed by the run's seed, the
 // stream a hash of the model path, so values do not depend on creation order.

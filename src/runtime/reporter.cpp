@@ -9,7 +9,7 @@
 #include "lang/manifest_json.h"
 #include "lang/selection.h"
 #include "runtime/session.h"
-#include "runtime/signals.h"
+#include "util/stop_signals.h"
 #include "util/printable.h"
 #include "util/version.h"
 

@@ -13,9 +13,10 @@
 #include "checkpoint/resume_state.h"
 #include "data/train_stream.h"
 #include "lang/manifest_json.h"
+#include "driver/compile.h"
 #include "runtime/communicator.h"
-#include "runtime/compile.h"
 #include "runtime/curriculum.h"
+#include "util/glob.h"
 #include "runtime/executor.h"
 #include "runtime/feed.h"
 #include "runtime/init_from.h"
@@ -24,7 +25,7 @@
 #include "runtime/resume.h"
 #include "runtime/run_checkpoints.h"
 #include "runtime/run_state.h"
-#include "runtime/signals.h"
+#include "util/stop_signals.h"
 
 namespace sx {
 
@@ -52,7 +53,7 @@ class Session {
     report_.status("compiling");
     Stopwatch compile_clock;
     try {
-      c_ = compile(req_.file, req_.selection, req_.env, StopSignals::flag());
+      c_ = compile(req_.file, req_.selection, compile_options(req_.env, StopSignals::flag()));
     } catch (const Interrupted&) {
       return stop_before_start(StopSignals::pending());
     } catch (const UserError& e) {
@@ -246,7 +247,7 @@ class Session {
 
   bool optimizer_tap_selected(const char* name) const {
     for (const auto& g : run_decl().diagnostics)
-      if (diagnostic_match(g, name)) return true;
+      if (diagnostic_glob_match(g, name)) return true;
     return false;
   }
   bool wants_optimizer_taps() const {

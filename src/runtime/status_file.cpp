@@ -14,7 +14,7 @@
 #include <iostream>
 
 #include "runtime/records.h"
-#include "runtime/signals.h"
+#include "util/stop_signals.h"
 #include "util/fd_io.h"
 #include "util/printable.h"
 

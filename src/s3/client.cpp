@@ -3,7 +3,6 @@
 // libcurl's SigV4; see client.h for the rules followed.
 #include "s3/client.h"
 
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +15,7 @@
 #include "s3/xml.h"
 #include "util/error.h"
 #include "util/printable.h"
+#include "util/sha256.h"
 
 namespace sx::s3 {
 
@@ -48,15 +48,6 @@ struct Client::Pool {
 };
 
 namespace {
-
-std::string hex_sha256(std::string_view bytes) {
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), d);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : d) out += kHex[c >> 4], out += kHex[c & 15];
-  return out;
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -203,7 +194,7 @@ Client::Response Client::perform_once(const Request& req, int attempt) {
 
   curl_slist* headers = nullptr;
   auto add = [&](const std::string& h) { headers = curl_api().slist_append(headers, h.c_str()); };
-  add("x-amz-content-sha256: " + hex_sha256(req.body));
+  add("x-amz-content-sha256: " + sha256_hex(req.body));
   if (config_.session_token.set()) add("x-amz-security-token: " + config_.session_token.reveal());
   if (req.range)
     add(fmt::format("Range: bytes={}-{}", req.range->first, req.range->first + req.range->second - 1));

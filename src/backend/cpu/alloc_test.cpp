@@ -8,7 +8,7 @@
 #include <new>
 
 #include "autodiff/autodiff.h"
-#include "backend/cpu/gpt_graph.h"
+#include "testing/gpt_graph.h"
 #include "backend/cpu/test_util.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "autodiff/autodiff.h"
-#include "backend/cpu/gpt_graph.h"
+#include "testing/gpt_graph.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/test_util.h"
 #include "graph/precision.h"

@@ -1,4 +1,4 @@
-#include "backend/cpu/gpt_graph.h"
+#include "testing/gpt_graph.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "runtime/signals.h"
+#include "util/stop_signals.h"
 
 #include <fcntl.h>
 #include <unistd.h>

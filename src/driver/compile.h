@@ -1,17 +1,20 @@
 #pragma once
 // The compile driver: from an experiment file and a selection to everything a
 // run needs — the validated experiment, the training-step graph with its
-// gradients, each pass's graph, the parameters. Every stage is one call.
+// gradients, each pass's graph, the parameters. `check`, `explain` and the
+// run's session call it; it opens no device and reads no data.
+#include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "autodiff/autodiff.h"
+#include "graph/params.h"
 #include "lang/frontend.h"
 #include "lang/trace.h"
 #include "plan/plan.h"
-#include "runtime/params.h"
 #include "util/environment.h"
 
 namespace sx {
@@ -27,7 +30,7 @@ struct StepGraph {
   Gradients grads;  // training only
   std::vector<SelectedTap> taps;
   std::vector<NodeId> outputs;  // what must be computed: loss, metrics, gradients, selected taps
-  plan::Plan plan;               // the schedule and the arena, unselected taps pruned
+  plan::Plan plan;              // the schedule and the arena, unselected taps pruned
 };
 
 struct PassGraph {
@@ -49,10 +52,15 @@ struct Compiled {
   int64_t param_count() const;
 };
 
-Compiled compile(const std::string& file, const Selection& sel, const Environment& env,
-                 const std::atomic<bool>* stop_flag = nullptr);
+// What compiling takes from the environment and the process.
+struct CompileOptions {
+  int64_t eval_limit = 0;            // SEXPGPU_EVAL_LIMIT: the evaluator's work budget
+  std::optional<double> memory_gib;  // SEXPGPU_MEMORY: the memory a step must fit in
+  // Set by a stopping signal: every stage polls it and throws Interrupted.
+  const std::atomic<bool>* stop = nullptr;
+};
+CompileOptions compile_options(const Environment& env, const std::atomic<bool>* stop);
 
-// A diagnostics glob: `*` matches within one `/` segment.
-bool diagnostic_match(std::string_view glob, std::string_view name);
+Compiled compile(const std::string& file, const Selection& sel, const CompileOptions& options);
 
 }  // namespace sx
