@@ -54,8 +54,8 @@ ParsedArgs parse_args(const std::vector<std::string>& argv, const std::vector<Fl
       if (inline_value) throw UserError(Code::CLI_002, {}, fmt::format("`{}` takes no value, found `{}`", name, value));
     } else if (!inline_value) {
       if (k + 1 >= argv.size())
-        throw UserError(Code::CLI_002, {}, fmt::format("`{}` expected a value ({}), found the end of the line", name,
-                                                       spec->value));
+        throw UserError(Code::CLI_002, {},
+                        fmt::format("`{}` expected a value ({}), found the end of the line", name, spec->value));
       value = argv[++k];
     }
     if (!spec->repeatable && out.has(name))
@@ -66,13 +66,18 @@ ParsedArgs parse_args(const std::vector<std::string>& argv, const std::vector<Fl
 }
 
 const std::vector<FlagSpec>& selection_flags() {
-  static const std::vector<FlagSpec> flags = {
-      {"--variant", "NAME", "a variant declared with defvariant"},
-      {"--set", "KNOB=VALUE", "a knob's value, over the variant's and the default (repeatable)", true},
-      {"--steps", "N", "replaces defrun :steps; recorded as knob steps, source override"},
-      {"--eval-every", "N", "replaces every pass's :every; 0 leaves only the pass after the last step"},
-      {"--diagnostics", "GLOBS", "comma-separated globs of diagnostics to compute, over SEXPGPU_DIAGNOSTICS"},
-  };
+  static const std::vector<FlagSpec> flags = [] {
+    std::vector<FlagSpec> f = {
+        {"--variant", "NAME", "a variant declared with defvariant"},
+        {"--set", "KNOB=VALUE", "a knob's value, over the variant's and the default (repeatable)", true},
+        {"--steps", "N", "replaces defrun :steps; recorded as knob steps, source override"},
+        {"--eval-every", "N", "replaces every pass's :every; 0 leaves only the pass after the last step"},
+    };
+    for (const auto& s : settings())  // --diagnostics
+      if (s.flag_kind == FlagKind::selection)
+        f.push_back({std::string(s.flag), std::string(s.flag_value), flag_help(s)});
+    return f;
+  }();
   return flags;
 }
 
@@ -112,11 +117,11 @@ Selection selection_from(const ParsedArgs& args, const Environment& env) {
 
 const std::string& file_argument(const ParsedArgs& args, const std::string& command) {
   if (args.positional.size() != 1)
-    throw UserError(Code::CLI_002, {},
-                    fmt::format("`sexpgpu {}` expected one experiment file, found {}", command,
-                                args.positional.empty() ? std::string("none")
-                                                        : fmt::format("{}", fmt::join(args.positional, " "))),
-                    fmt::format("sexpgpu {} my-run.sx", command));
+    throw UserError(
+        Code::CLI_002, {},
+        fmt::format("`sexpgpu {}` expected one experiment file, found {}", command,
+                    args.positional.empty() ? std::string("none") : fmt::format("{}", fmt::join(args.positional, " "))),
+        fmt::format("sexpgpu {} my-run.sx", command));
   return args.positional[0];
 }
 

@@ -43,7 +43,7 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
 
   // The run's settings are knobs without a defknob: their types and ranges are fixed.
   std::vector<KnobDecl> settings;
-  for (const auto& name : run_setting_names()) settings.push_back(run_setting_decl(name, nullptr, {}));
+  for (const auto& s : run_settings()) settings.push_back(run_setting_decl(s.name, nullptr, {}));
   std::vector<KnobRow> rows;
   for (const auto& kv : x.manifest) {
     KnobRow r{kv.name, "", canonical(*kv.value), "", "", x.knob(kv.name)};
@@ -87,8 +87,8 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
   }
 
   size_t wn = 4, wt = 4, wd = 7;
-  for (const auto& r : rows) wn = std::max(wn, r.name.size()), wt = std::max(wt, r.type.size()),
-                             wd = std::max(wd, r.dflt.size());
+  for (const auto& r : rows)
+    wn = std::max(wn, r.name.size()), wt = std::max(wt, r.type.size()), wd = std::max(wd, r.dflt.size());
   std::cout << fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", "knob", wn, "type", wt, "default", wd, "doc");
   for (const auto& r : rows) {
     std::string doc = r.doc;
@@ -96,8 +96,10 @@ ExitStatus cmd_knobs(const ParsedArgs& args) {
     std::cout << one_line(fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", r.name, wn, r.type, wt, r.dflt, wd, doc));
   }
   std::cout << "\n";
-  if (x.variants.empty()) std::cout << "variants: none\n";
-  else std::cout << "variants:\n";
+  if (x.variants.empty())
+    std::cout << "variants: none\n";
+  else
+    std::cout << "variants:\n";
   for (const auto& v : x.variants) {
     std::vector<std::string> sets;
     for (const auto& a : v.sets) sets.push_back(fmt::format("{}={}", a.key, canonical(*a.expr)));

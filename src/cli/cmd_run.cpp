@@ -9,11 +9,8 @@ namespace sx {
 const std::vector<FlagSpec>& run_flags() {
   static const std::vector<FlagSpec> flags = [] {
     std::vector<FlagSpec> f = selection_flags();
-    f.push_back({"--device", "cpu|cuda", "SEXPGPU_DEVICE: where to train (default cpu)"});
-    f.push_back({"--metrics", "TARGET", "SEXPGPU_METRICS: jsonl:<path>, stdout, syvain or syvain:<folder-id>"});
-    f.push_back({"--status", "PATH", "SEXPGPU_STATUS: the status file to poll"});
-    f.push_back({"--checkpoint-dir", "DIR", "SEXPGPU_CHECKPOINT_DIR: a directory or s3://bucket/prefix"});
-    f.push_back({"--resume", "DIR|latest", "SEXPGPU_RESUME: a checkpoint to continue from"});
+    for (const auto& s : settings())  // the flags that win over their variable
+      if (s.flag_kind == FlagKind::alias) f.push_back({std::string(s.flag), std::string(s.flag_value), flag_help(s)});
     f.push_back({"--json", "", "the final summary as one JSON object on standard output"});
     return f;
   }();

@@ -8,6 +8,7 @@
 #include "lang/declarations.h"
 
 #include "lang/keys.h"
+#include "lang/run_settings.h"
 #include "lang/selection.h"
 #include "util/printable.h"
 
@@ -34,16 +35,15 @@ std::vector<KeyArg> key_args(Interp& in, const Value& form, size_t from) {
   for (size_t k = from; k < form.items.size(); k += 2) {
     const Value& key = *form.items[k];
     if (key.kind != Kind::Keyword)
-      throw def_error(in, Code::EVAL_005, key.span,
-                      fmt::format("`{}` expected a `:key value` pair, found {} `{}`", form.items[0]->s, type_name(key),
-                                  repr(key)));
+      throw def_error(
+          in, Code::EVAL_005, key.span,
+          fmt::format("`{}` expected a `:key value` pair, found {} `{}`", form.items[0]->s, type_name(key), repr(key)));
     if (k + 1 >= form.items.size())
-      throw def_error(in, Code::EVAL_005, key.span,
-                      fmt::format("`{}` expected a value after `:{}`, found the end of the form", form.items[0]->s,
-                                  key.s));
+      throw def_error(
+          in, Code::EVAL_005, key.span,
+          fmt::format("`{}` expected a value after `:{}`, found the end of the form", form.items[0]->s, key.s));
     for (const auto& seen : out)
-      if (seen.key == key.s)
-        throw def_error(in, Code::DEF_001, key.span, fmt::format("`:{}` is given twice", key.s));
+      if (seen.key == key.s) throw def_error(in, Code::DEF_001, key.span, fmt::format("`:{}` is given twice", key.s));
     out.push_back({key.s, form.items[k + 1], key.span});
   }
   return out;
@@ -108,10 +108,9 @@ void defknob(Interp& in, const Value& f, const EnvP& env) {
       e.first().notes.push_back("first declared at " + Sources::global().where(have.span));
       throw e;
     }
-  for (const auto& r : run_setting_names())
-    if (r == k.name)
-      throw def_error(in, Code::KNOB_006, f.items[1]->span,
-                      fmt::format("`{}` is a setting of defrun and already a knob; choose another name", k.name));
+  if (run_setting(k.name))
+    throw def_error(in, Code::KNOB_006, f.items[1]->span,
+                    fmt::format("`{}` is a setting of defrun and already a knob; choose another name", k.name));
   k.dflt = in.eval(f.items[2], env);
   if (k.type().empty())
     throw def_error(in, Code::KNOB_006, f.items[2]->span,
@@ -132,7 +131,8 @@ void defknob(Interp& in, const Value& f, const EnvP& env) {
     ValueP v = in.eval(a.expr, env);
     if (a.key == "doc") {
       if (v->kind != Kind::String)
-        throw def_error(in, Code::KNOB_006, a.expr->span, fmt::format("`:doc` expected a string, found {}", type_name(*v)));
+        throw def_error(in, Code::KNOB_006, a.expr->span,
+                        fmt::format("`:doc` expected a string, found {}", type_name(*v)));
       k.doc = v->s;
     } else if (a.key == "choices") {
       if (v->kind != Kind::List || v->items.empty())
@@ -153,8 +153,9 @@ void defknob(Interp& in, const Value& f, const EnvP& env) {
     }
   }
   KnobDecl probe = k;  // the constraints must agree with the type and admit the default
-  for (const auto& c : k.choices) check_knob_value(KnobDecl{k.name, k.dflt, "", {}, nullptr, nullptr, k.span, {}}, c,
-                                                   c->span.valid() ? c->span : f.span, ":choices");
+  for (const auto& c : k.choices)
+    check_knob_value(KnobDecl{k.name, k.dflt, "", {}, nullptr, nullptr, k.span, {}}, c,
+                     c->span.valid() ? c->span : f.span, ":choices");
   for (const ValueP& bound : {k.min, k.max})
     if (bound && (!bound->is_number() || !k.dflt->is_number()))
       throw def_error(in, Code::KNOB_006, bound->span.valid() ? bound->span : f.span,
@@ -188,10 +189,10 @@ void defvariant(Interp& in, const Value& f, const EnvP& env) {
     for (const auto& a : v.sets)
       for (const auto& [name, at] : in.experiment().early_knob_reads)
         if (name == a.key) {
-          UserError e = def_error(in, Code::KNOB_001, at,
-                                  fmt::format("knob `{}` is read here before variant `{}`, which sets it, is declared",
-                                              name, v.name),
-                                  "move the defvariant above the first use of the knob");
+          UserError e = def_error(
+              in, Code::KNOB_001, at,
+              fmt::format("knob `{}` is read here before variant `{}`, which sets it, is declared", name, v.name),
+              "move the defvariant above the first use of the knob");
           e.first().notes.push_back("the variant is declared at " + Sources::global().where(v.span));
           throw e;
         }
@@ -222,12 +223,14 @@ void defmodel(Interp& in, const Value& f, const EnvP& env) {
   c->name = m->name;
   c->params = parse_params(in, *f.items[2], "defmodel");
   if (!c->params.kw.empty() || !c->params.rest.empty())
-    throw def_error(in, Code::EVAL_005, f.items[2]->span, "`defmodel` expected plain input names such as [tokens targets]");
+    throw def_error(in, Code::EVAL_005, f.items[2]->span,
+                    "`defmodel` expected plain input names such as [tokens targets]");
   for (const auto& name : c->params.pos)
     if (name != "tokens" && name != "targets")
-      throw def_error(in, Code::DEF_003, f.items[2]->span,
-                      fmt::format("model input `{}` is not a field of a record; the fields are tokens and targets", name),
-                      did_you_mean(name, {"tokens", "targets"}));
+      throw def_error(
+          in, Code::DEF_003, f.items[2]->span,
+          fmt::format("model input `{}` is not a field of a record; the fields are tokens and targets", name),
+          did_you_mean(name, {"tokens", "targets"}));
   m->inputs = c->params.pos;
   c->body.assign(f.items.begin() + 3, f.items.end());
   c->env = env;
@@ -273,7 +276,8 @@ void defcurriculum(Interp& in, const Value& f, const EnvP& env) {
     throw e;
   }
   if (f.items.size() < 2)
-    throw def_error(in, Code::EVAL_005, f.span, "`defcurriculum` expected stages: (defcurriculum (stage \"a\" ...) ...)");
+    throw def_error(in, Code::EVAL_005, f.span,
+                    "`defcurriculum` expected stages: (defcurriculum (stage \"a\" ...) ...)");
   for (size_t k = 1; k < f.items.size(); ++k) {
     const Value& s = *f.items[k];
     if (s.kind != Kind::List || s.items.size() < 2 || !s.items[0]->is_symbol("stage") ||
@@ -295,15 +299,15 @@ void defcurriculum(Interp& in, const Value& f, const EnvP& env) {
 
 void defsweep(Interp& in, const Value& f, const EnvP& env) {
   Experiment& x = in.experiment();
-  if (x.sweep)
-    throw def_error(in, Code::DEF_005, f.span, "a file has at most one defsweep; this is the second");
+  if (x.sweep) throw def_error(in, Code::DEF_005, f.span, "a file has at most one defsweep; this is the second");
   SweepDecl s;
   s.span = f.span;
   for (const auto& a : key_args(in, f, 1)) {
     ValueP v = in.eval(a.expr, env);
     if (v->kind != Kind::List || v->items.empty())
-      throw def_error(in, Code::DEF_003, a.expr->span,
-                      fmt::format("defsweep `:{}` expected a non-empty list of values, found {}", a.key, type_name(*v)));
+      throw def_error(
+          in, Code::DEF_003, a.expr->span,
+          fmt::format("defsweep `:{}` expected a non-empty list of values, found {}", a.key, type_name(*v)));
     s.grid.emplace_back(a.key, v->items);
   }
   x.sweep = std::move(s);
@@ -317,10 +321,14 @@ ValueP knob_form(Interp& in, const Value& f, const EnvP&) {
 
 }  // namespace
 
-const std::vector<std::string>& run_setting_names() {
-  static const std::vector<std::string> names = {"steps",     "batch",            "microbatches", "seed",
-                                                 "precision", "checkpoint-every", "eval-every",   "diagnostics"};
-  return names;
+KnobValue chosen_knob_value(const KnobDecl& k, const VariantDecl* variant,
+                            const std::vector<std::pair<std::string, std::string>>& sets) {
+  for (const auto& [name, text] : sets)
+    if (name == k.name) return {k.name, parse_knob_value(k, text, "--set " + name), "override"};
+  if (variant)
+    for (const auto& a : variant->sets)
+      if (a.key == k.name) return {k.name, a.expr, "variant"};
+  return {k.name, k.dflt, "default"};
 }
 
 ValueP current_knob_value(Interp& in, const std::string& name, Span at) {
@@ -328,29 +336,23 @@ ValueP current_knob_value(Interp& in, const std::string& name, Span at) {
   if (const KnobValue* kv = x.knob_value(name)) return kv->value;  // after finalize
   const KnobDecl* k = x.knob(name);
   if (!k) {
-    for (const auto& r : run_setting_names())
-      if (r == name)
-        throw def_error(in, Code::KNOB_001, at,
-                        fmt::format("`{}` is a run setting, known only once the whole file is read", name),
-                        "read it inside the model, or use the value directly");
+    if (run_setting(name))
+      throw def_error(in, Code::KNOB_001, at,
+                      fmt::format("`{}` is a run setting, known only once the whole file is read", name),
+                      "read it inside the model, or use the value directly");
     UserError e = unknown_knob(in, x, name, at);
     e.first().message =
         fmt::format("`{}` is not declared (yet); the knobs so far are {}", name, join_capped(knob_names(x), ", "));
     throw e;
   }
-  if (in.selection) {
-    for (const auto& [set_name, text] : effective_sets(*in.selection))
-      if (set_name == name) return parse_knob_value(*k, text, "--set " + name);
-    if (!in.selection->variant.empty()) {
-      if (const VariantDecl* v = x.variant(in.selection->variant)) {
-        for (const auto& a : v->sets)
-          if (a.key == name) return a.expr;
-      } else {
-        in.experiment().early_knob_reads.emplace_back(name, at);
-      }
-    }
+  if (!in.selection) return k->dflt;
+  const VariantDecl* variant = nullptr;
+  if (!in.selection->variant.empty()) {
+    variant = x.variant(in.selection->variant);
+    // A variant declared later than this read is checked against it when it comes (defvariant).
+    if (!variant) in.experiment().early_knob_reads.emplace_back(name, at);
   }
-  return k->dflt;
+  return chosen_knob_value(*k, variant, effective_sets(*in.selection)).value;
 }
 
 void register_declarations(Interp& in) {

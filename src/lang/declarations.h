@@ -4,15 +4,14 @@
 #include <vector>
 
 #include "lang/experiment.h"
+#include "lang/run_settings.h"
 
 namespace sx {
 
-// The run's own settings that are knobs too: steps, batch, microbatches, seed,
-// precision, checkpoint-every, eval-every, diagnostics.
-const std::vector<std::string>& run_setting_names();
-// A run setting as a knob: its type and range (`precision` one of f32, bf16, tf32;
-// `seed` and `eval-every` at least 0; the other integers at least 1).
-KnobDecl run_setting_decl(const std::string& name, ValueP dflt, Span at);
+// The one knob precedence: --set (of `sets`, the effective ones) over the
+// variant over the default; a --set's text is parsed as the knob's type.
+KnobValue chosen_knob_value(const KnobDecl& k, const VariantDecl* variant,
+                            const std::vector<std::pair<std::string, std::string>>& sets);
 
 // The value `(knob name)` has now: --set, else the selected variant, else the default.
 ValueP current_knob_value(Interp& in, const std::string& name, Span at);

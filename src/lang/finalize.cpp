@@ -6,6 +6,7 @@
 #include "lang/declarations.h"
 #include "lang/error_list.h"
 #include "lang/keys.h"
+#include "lang/run_settings.h"
 #include "lang/selection.h"
 #include "util/printable.h"
 
@@ -36,9 +37,9 @@ std::vector<std::pair<const KeyArg*, ValueP>> eval_keys(Interp& in, const std::v
 Span where(const KeyArg& a) { return a.expr->span.valid() ? a.expr->span : a.key_span; }
 
 UserError bad_value(Interp& in, const KeyArg& a, const char* form, const std::string& expected, const Value& found) {
-  return in.error_here(Code::DEF_003, where(a),
-                       fmt::format("{} `:{}` expected {}, found {} `{}`", form, a.key, expected, type_name(found),
-                                   repr(found)));
+  return in.error_here(
+      Code::DEF_003, where(a),
+      fmt::format("{} `:{}` expected {}, found {} `{}`", form, a.key, expected, type_name(found), repr(found)));
 }
 
 int64_t positive_int(Interp& in, const KeyArg& a, const Value& v, const char* form, int64_t min = 1) {
@@ -113,30 +114,7 @@ UserError microbatches_error(Interp& in, const Experiment& x, const VariantDecl*
                        help);
 }
 
-bool is_setting(const std::string& name) {
-  const auto& names = run_setting_names();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 }  // namespace
-
-KnobDecl run_setting_decl(const std::string& name, ValueP dflt, Span at) {
-  KnobDecl k;
-  k.name = name;
-  k.dflt = std::move(dflt);
-  k.span = at;
-  k.nullable = name == "checkpoint-every" || name == "eval-every" || name == "diagnostics";
-  if (name == "precision") {
-    k.forced_type = "symbol";
-    k.choices = {symbol("f32"), symbol("bf16"), symbol("tf32")};
-  } else if (name == "diagnostics") {
-    k.forced_type = "string";
-  } else {
-    k.forced_type = "integer";
-    k.min = integer(name == "seed" || name == "eval-every" ? 0 : 1);
-  }
-  return k;
-}
 
 namespace {
 void finalize_loader_keys(Interp& in, LoaderDecl& l) {
@@ -144,7 +122,8 @@ void finalize_loader_keys(Interp& in, LoaderDecl& l) {
   const KeyArg* tokenizer_key = nullptr;
   for (auto& [a, v] : eval_keys(in, l.keys, l.env, form, declaration_keys("defloader"))) {
     if (a->key == "source") {
-      if (v->kind != Kind::String || v->s.empty()) throw bad_value(in, *a, form, "a path, glob, manifest or s3:// URI string", *v);
+      if (v->kind != Kind::String || v->s.empty())
+        throw bad_value(in, *a, form, "a path, glob, manifest or s3:// URI string", *v);
       l.source = v->s;
     } else if (a->key == "format") {
       static const std::vector<std::string> formats = {"text", "tokens-u16", "tokens-u32", "jsonl"};
@@ -228,16 +207,15 @@ const KnobValue* Experiment::knob_value(const std::string& name) const {
   return nullptr;
 }
 
-int64_t Experiment::every(const EvalDecl& e) const {
-  return run && run->eval_every ? *run->eval_every : e.every;
-}
+int64_t Experiment::every(const EvalDecl& e) const { return run && run->eval_every ? *run->eval_every : e.every; }
 
 void finalize(Interp& in, const Selection& sel, const std::string& file) {
   Experiment& x = in.experiment();
   x.file = file;
   if (!x.run)
-    throw UserError(Code::DEF_004, {}, fmt::format("{} has no (defrun ...): an experiment needs exactly one", file),
-                    "add (defrun <name> :model <model> :loader <loader> :batch 8 :steps 100 :optimizer (adamw :lr 3e-4))");
+    throw UserError(
+        Code::DEF_004, {}, fmt::format("{} has no (defrun ...): an experiment needs exactly one", file),
+        "add (defrun <name> :model <model> :loader <loader> :batch 8 :steps 100 :optimizer (adamw :lr 3e-4))");
   RunDecl& run = *x.run;
 
   // The selection names only what exists.
@@ -257,7 +235,9 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
   std::vector<std::string> all_knobs;
   for (const auto& k : x.knobs) all_knobs.push_back(k.name);
   for (const auto& r : run_setting_names()) all_knobs.push_back(r);
-  auto is_knob = [&](const std::string& n) { return std::find(all_knobs.begin(), all_knobs.end(), n) != all_knobs.end(); };
+  auto is_knob = [&](const std::string& n) {
+    return std::find(all_knobs.begin(), all_knobs.end(), n) != all_knobs.end();
+  };
   auto sets = effective_sets(sel);
   // The selection's errors are independent of each other: all of them are
   // reported at once, in the order --set, variants, values.
@@ -299,12 +279,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
   // A knob's value: --set over the variant over the default.
   auto choose = [&](const KnobDecl& k) {
     KnobValue kv{k.name, k.dflt, "default"};
-    if (variant)
-      for (const auto& a : variant->sets)
-        if (a.key == k.name) kv = {k.name, a.expr, "variant"};
-    for (const auto& set : sets)  // (no structured binding: clang 14 cannot capture one)
-      if (set.first == k.name)
-        collect([&] { kv = {k.name, parse_knob_value(k, set.second, "--set " + set.first), "override"}; });
+    collect([&] { kv = chosen_knob_value(k, variant, sets); });
     if (k.type() == "float" && kv.value->kind == Kind::Int) kv.value = floating(static_cast<double>(kv.value->i));
     return kv;
   };
@@ -313,7 +288,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
   // A run setting's type and range do not depend on the file, so its --set is
   // checked here with the others, before defrun is evaluated.
   for (const auto& set : sets)
-    if (is_setting(set.first))
+    if (run_setting(set.first))
       collect(
           [&] { parse_knob_value(run_setting_decl(set.first, nil(), run.span), set.second, "--set " + set.first); });
   if (!errors.empty()) throw UserError(std::move(errors));
@@ -368,16 +343,7 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
     for (const auto& name : run_setting_names()) {
       const bool given = setting_defaults.count(name) > 0;  // (not when defrun's evaluation failed before it)
       ValueP dflt = given ? setting_defaults[name] : nullptr;
-      if (!dflt) {
-        if (name == "microbatches")
-          dflt = integer(1);
-        else if (name == "seed")
-          dflt = integer(0);
-        else if (name == "precision")
-          dflt = symbol("f32");
-        else
-          dflt = nil();
-      }
+      if (!dflt) dflt = run_setting_default(*run_setting(name));
       KnobDecl k = run_setting_decl(name, dflt, run.span);
       for (const auto& a : run.keys)
         if (given && a.key == name) check_knob_value(k, dflt, where(a), "defrun :" + name);
@@ -489,9 +455,10 @@ void finalize(Interp& in, const Selection& sel, const std::string& file) {
                             "add :when (< eval/loss 2.5), the condition to move on to it");
       if (std::none_of(x.evals.begin(), x.evals.end(), [&](const auto& e) { return e->name == st.pass; })) {
         std::string help = did_you_mean(st.pass, names_of(x.evals));
-        throw in.error_here(Code::DEF_006, st.span,
-                            fmt::format("stage \"{}\" moves on after pass `{}`, which is not declared", st.name, st.pass),
-                            help.empty() ? "declare it with (defeval ...), or name another with :pass" : help);
+        throw in.error_here(
+            Code::DEF_006, st.span,
+            fmt::format("stage \"{}\" moves on after pass `{}`, which is not declared", st.name, st.pass),
+            help.empty() ? "declare it with (defeval ...), or name another with :pass" : help);
       }
     });
     loader = st.loader;

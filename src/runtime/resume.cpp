@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "lang/manifest_json.h"
+#include "lang/run_settings.h"
 #include "lang/selection.h"
 
 namespace sx {
@@ -25,10 +26,18 @@ bool schedule_uses_steps(const Experiment& x) {
 
 // Which class a change of one knob falls in.
 std::string class_of(const std::string& knob, const Experiment& x, bool graph_changed) {
-  if (knob == "seed" || knob == "batch") return "refused";  // the data order
-  if (knob == "steps") return schedule_uses_steps(x) ? "notable" : "safe";
-  if (knob == "microbatches" || knob == "precision") return "notable";
-  if (knob == "eval-every" || knob == "diagnostics" || knob == "checkpoint-every") return "safe";
+  if (const RunSetting* s = run_setting(knob)) {
+    switch (s->resume) {
+      case ResumeClass::refused:
+        return "refused";
+      case ResumeClass::notable:
+        return "notable";
+      case ResumeClass::safe:
+        return "safe";
+      case ResumeClass::notable_with_step_schedule:
+        return schedule_uses_steps(x) ? "notable" : "safe";
+    }
+  }
   // A knob of the file: refused when the model's parameters changed with it,
   // notable otherwise (it may change what future steps compute).
   return graph_changed ? "refused" : "notable";

@@ -23,8 +23,7 @@ namespace sx {
 class Secret {
  public:
   Secret() = default;
-  Secret(std::string value, std::string variable)
-      : value_(std::move(value)), variable_(std::move(variable)) {}
+  Secret(std::string value, std::string variable) : value_(std::move(value)), variable_(std::move(variable)) {}
   bool set() const { return !value_.empty(); }
   const std::string& reveal() const { return value_; }
   const std::string& variable() const { return variable_; }  // where it came from; "" when unset
@@ -93,37 +92,14 @@ struct Rendezvous {
 };
 
 struct Environment {
-  // The settings that are also a flag record where they came from, so a later
-  // error names what the user set: "SEXPGPU_DEVICE", "--device", or "" (the default).
-  Device device = Device::cpu;
-  std::string device_source;
-  std::optional<MetricsTarget> metrics;  // unset: nowhere
-  std::string metrics_source;
-  std::optional<std::string> status;  // the status file; unset: none
-  std::string status_source;
-  std::optional<Location> checkpoint_dir;  // unset: :checkpoint-every does nothing
-  std::string checkpoint_dir_source;
-  std::optional<ResumeFrom> resume;
-  std::string resume_source;
-  std::optional<std::vector<std::string>> diagnostics;  // globs; replaces defrun :diagnostics
-  std::string diagnostics_source;
-
-  std::vector<int> devices;          // CUDA ordinals in rank order; empty: all visible
-  int threads = 1;                   // CPU threads; default: every core this process may run on
-  std::optional<double> memory_gib;  // free device memory the memory plan assumes
-  bool explain_kernels = false;      // SEXPGPU_EXPLAIN=kernels
-  int64_t eval_limit = 10'000'000;   // compile-time work budget
-  std::optional<std::string> run_slug;
-
-  int nodes = 1;
-  int node_rank = 0;
-  std::optional<Rendezvous> rendezvous;  // required when nodes > 1
-  GradientPrecision node_gradients = GradientPrecision::f32;
-  double node_timeout_s = 300;
-
-  Secret syvain_api_key;
-  std::optional<std::string> syvain_folder_id;               // SYVAIN_METRICS_FOLDER_ID
-  std::string syvain_url = "https://metrics.041.io/api/v1";  // no trailing '/'
+  // One field per row of settings.def, and where its value came from, so a
+  // later error names what the user set: "SEXPGPU_DEVICE", "--device", or ""
+  // (the default).
+#define SETTING(field, type, initial, ...) \
+  type field = initial;                    \
+  std::string field##_source;
+#include "util/settings.def"
+#undef SETTING
 
   S3Credentials s3_data{S3Role::data, {}, {}, {}, {}, {}};
   S3Credentials s3_checkpoint{S3Role::checkpoint, {}, {}, {}, {}, {}};
@@ -131,6 +107,24 @@ struct Environment {
   // The syvain folder: syvain:<id> wins over SYVAIN_METRICS_FOLDER_ID; "" when neither.
   std::string syvain_folder() const;
 };
+
+// A row of settings.def, for the code that lists the settings: the flags'
+// help, the known names, the docs table.
+enum class FlagKind { none, alias, selection };
+struct Setting {
+  std::string_view variable;
+  std::string_view values, dflt, meaning;  // the docs table's columns
+  FlagKind flag_kind;
+  std::string_view flag, flag_value, flag_help;
+  // Parses `value` into its field and records `source` (the variable or the flag) as the field's source.
+  void (*apply)(Environment& env, std::string_view value, std::string_view source);
+};
+const std::vector<Setting>& settings();
+// The row of `flag` ("--device"); nullptr when no setting has that flag.
+const Setting* setting_of_flag(std::string_view flag);
+// The flag's help line: "SEXPGPU_DEVICE: where to train (default cpu)" for an
+// alias, "comma-separated globs ..., over SEXPGPU_DIAGNOSTICS" for a selection flag.
+std::string flag_help(const Setting& s);
 
 using Getenv = std::function<const char*(const char*)>;
 
@@ -165,7 +159,7 @@ void check_requirements(const Environment& env);
 // what needs it: "the checkpoint location s3://b/p (SEXPGPU_CHECKPOINT_DIR)".
 void require_s3(const S3Credentials& creds, std::string_view needed_by);
 
-// Every variable name sexpgpu reads, and a warning for each SEXPGPU_* or
+// Every variable name sexpgpu reads (settings.def and the S3 family), and a warning for each SEXPGPU_* or
 // SYVAIN_* name in `names` that is none of them (a typo is otherwise silently ignored).
 const std::vector<std::string>& known_variables();
 std::vector<std::string> unknown_variables(const std::vector<std::string>& names);

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "util/error.h"
 
@@ -94,8 +96,7 @@ TEST(Environment, Devices) {
   EXPECT_EQ(parse({{"SEXPGPU_DEVICES", "0"}}).devices, (std::vector<int>{0}));
   EXPECT_EQ(parse({{"SEXPGPU_DEVICES", "3,1, 2"}}).devices, (std::vector<int>{3, 1, 2}));
   for (const char* bad : {"a", "0,,1", "0,", "-1", "0,0", "1.5", "99999999999999999999"})
-    EXPECT_NE(errors({{"SEXPGPU_DEVICES", bad}})[0].message.find("SEXPGPU_DEVICES: expected"),
-              std::string::npos)
+    EXPECT_NE(errors({{"SEXPGPU_DEVICES", bad}})[0].message.find("SEXPGPU_DEVICES: expected"), std::string::npos)
         << bad;
   EXPECT_EQ(errors({{"SEXPGPU_DEVICES", "0,1,0"}})[0].help, "ordinal 0 appears twice");
 }
@@ -125,9 +126,7 @@ TEST(Environment, Nodes) {
   EXPECT_EQ(d[0].message, "SEXPGPU_NODES is 3 but SEXPGPU_RENDEZVOUS is not set");
   for (const char* bad : {"0", "-1", "two"}) EXPECT_EQ(errors({{"SEXPGPU_NODES", bad}}).size(), 1u) << bad;
   for (const char* bad : {"host", "host:", ":29500", "host:0", "host:65536", "host:http"})
-    EXPECT_EQ(errors({{"SEXPGPU_RENDEZVOUS", bad}})[0].help,
-              "e.g. SEXPGPU_RENDEZVOUS=node0.example.com:29500")
-        << bad;
+    EXPECT_EQ(errors({{"SEXPGPU_RENDEZVOUS", bad}})[0].help, "e.g. SEXPGPU_RENDEZVOUS=node0.example.com:29500") << bad;
   EXPECT_EQ(errors({{"SEXPGPU_NODE_GRADIENTS", "bf61"}})[0].help, "did you mean `bf16`?");
   EXPECT_EQ(errors({{"SEXPGPU_NODE_TIMEOUT", "300s"}})[0].message,
             "SEXPGPU_NODE_TIMEOUT: expected a positive number of seconds, found \"300s\"");
@@ -151,8 +150,7 @@ TEST(Environment, Metrics) {
   EXPECT_EQ(errors({{"SEXPGPU_METRICS", "json:/tmp/x"}})[0].help,
             "for a file, write SEXPGPU_METRICS=jsonl:json:/tmp/x");
   EXPECT_EQ(errors({{"SEXPGPU_METRICS", "sydvain:abc"}})[0].help, "did you mean `syvain:abc`?");
-  EXPECT_EQ(errors({{"SEXPGPU_METRICS", "run.jsonl"}})[0].help,
-            "for a file, write SEXPGPU_METRICS=jsonl:run.jsonl");
+  EXPECT_EQ(errors({{"SEXPGPU_METRICS", "run.jsonl"}})[0].help, "for a file, write SEXPGPU_METRICS=jsonl:run.jsonl");
   for (const char* bad : {"jsonl", "jsonl:", "syvain:", "nowhere"})
     EXPECT_EQ(errors({{"SEXPGPU_METRICS", bad}})[0].message.rfind(
                   "SEXPGPU_METRICS: expected jsonl:<path>, stdout, syvain or syvain:<folder-id>, found", 0),
@@ -161,8 +159,7 @@ TEST(Environment, Metrics) {
 }
 
 TEST(Environment, SyvainVariables) {
-  Environment e =
-      parse({{"SYVAIN_METRICS_API_KEY", "k-123"}, {"SYVAIN_METRICS_URL", "http://127.0.0.1:8080/api/"}});
+  Environment e = parse({{"SYVAIN_METRICS_API_KEY", "k-123"}, {"SYVAIN_METRICS_URL", "http://127.0.0.1:8080/api/"}});
   EXPECT_EQ(e.syvain_api_key.reveal(), "k-123");
   EXPECT_EQ(e.syvain_api_key.variable(), "SYVAIN_METRICS_API_KEY");
   EXPECT_EQ(e.syvain_url, "http://127.0.0.1:8080/api");
@@ -200,8 +197,7 @@ TEST(Environment, NumbersAndWords) {
   EXPECT_EQ(d[0].help, "write the digits alone, e.g. SEXPGPU_EVAL_LIMIT=20000000");
   for (const char* bad : {"0", "-5", "+5", "1e7", "10_000", " 5", "99999999999999999999"})
     EXPECT_EQ(errors({{"SEXPGPU_EVAL_LIMIT", bad}}).size(), 1u) << bad;
-  for (const char* bad : {"0", "four", "1.5"})
-    EXPECT_EQ(errors({{"SEXPGPU_THREADS", bad}}).size(), 1u) << bad;
+  for (const char* bad : {"0", "four", "1.5"}) EXPECT_EQ(errors({{"SEXPGPU_THREADS", bad}}).size(), 1u) << bad;
   for (const char* bad : {"0", "0.0", "-1", "7.5GiB", ".", "1e3", "inf", "nan", "1.2.3"})
     EXPECT_EQ(errors({{"SEXPGPU_MEMORY", bad}}).size(), 1u) << bad;
   EXPECT_EQ(errors({{"SEXPGPU_MEMORY", "8G"}})[0].message,
@@ -228,8 +224,7 @@ TEST(Environment, CheckpointDir) {
   EXPECT_EQ(e.checkpoint_dir->text, "s3://my-bucket/runs/a");
   e = parse({{"SEXPGPU_CHECKPOINT_DIR", "s3://my-bucket"}});
   EXPECT_EQ(e.checkpoint_dir->prefix, "");
-  for (const char* bad :
-       {"s3://", "s3:/b/p", "S3:bucket", "s3://B/p", "s3://ab/p", "s3://b-1//p", "s3://b-1/../p"})
+  for (const char* bad : {"s3://", "s3:/b/p", "S3:bucket", "s3://B/p", "s3://ab/p", "s3://b-1//p", "s3://b-1/../p"})
     EXPECT_EQ(errors({{"SEXPGPU_CHECKPOINT_DIR", bad}})[0].message.rfind(
                   "SEXPGPU_CHECKPOINT_DIR: expected a directory or s3://bucket/prefix, found", 0),
               0u)
@@ -290,13 +285,17 @@ TEST(Environment, S3EachValueResolvesOnItsOwn) {
 // An endpoint's user:password@ is a credential too: never in redacted(), nor in
 // the E-ENV-001 that refuses a URL that is not http(s).
 TEST(Environment, S3EndpointUserinfoNeverShown) {
-  Environment e = parse({{"AWS_ENDPOINT_URL", "http://user:hunter2@127.0.0.1:1/"}, {"AWS_REGION", "r"},
-                         {"AWS_ACCESS_KEY_ID", "id"}, {"AWS_SECRET_ACCESS_KEY", "key"}});
+  Environment e = parse({{"AWS_ENDPOINT_URL", "http://user:hunter2@127.0.0.1:1/"},
+                         {"AWS_REGION", "r"},
+                         {"AWS_ACCESS_KEY_ID", "id"},
+                         {"AWS_SECRET_ACCESS_KEY", "key"}});
   std::string r = e.s3_data.redacted();
   EXPECT_EQ(r.find("hunter2"), std::string::npos) << r;
   EXPECT_NE(r.find("endpoint http://***@127.0.0.1:1/ from AWS_ENDPOINT_URL"), std::string::npos) << r;
-  Environment bad = parse({{"AWS_ENDPOINT_URL", "ftp://user:secret@host/"}, {"AWS_REGION", "r"},
-                           {"AWS_ACCESS_KEY_ID", "id"}, {"AWS_SECRET_ACCESS_KEY", "key"}});
+  Environment bad = parse({{"AWS_ENDPOINT_URL", "ftp://user:secret@host/"},
+                           {"AWS_REGION", "r"},
+                           {"AWS_ACCESS_KEY_ID", "id"},
+                           {"AWS_SECRET_ACCESS_KEY", "key"}});
   try {
     require_s3(bad.s3_data, "the source s3://b/train.txt");
     FAIL();
@@ -309,10 +308,10 @@ TEST(Environment, S3EndpointUserinfoNeverShown) {
 
 TEST(Environment, S3MissingListsVariablesToSet) {
   Environment e = parse({{"AWS_ACCESS_KEY_ID", "id"}, {"AWS_SECRET_ACCESS_KEY", "very-secret"}});
-  EXPECT_EQ(e.s3_checkpoint.missing(),
-            (std::vector<std::string>{
-                "SEXPGPU_CHECKPOINT_AWS_ENDPOINT_URL, SEXPGPU_AWS_ENDPOINT_URL or AWS_ENDPOINT_URL",
-                "SEXPGPU_CHECKPOINT_AWS_REGION, SEXPGPU_AWS_REGION or AWS_REGION"}));
+  EXPECT_EQ(
+      e.s3_checkpoint.missing(),
+      (std::vector<std::string>{"SEXPGPU_CHECKPOINT_AWS_ENDPOINT_URL, SEXPGPU_AWS_ENDPOINT_URL or AWS_ENDPOINT_URL",
+                                "SEXPGPU_CHECKPOINT_AWS_REGION, SEXPGPU_AWS_REGION or AWS_REGION"}));
   try {
     require_s3(e.s3_data, "the source s3://b/train.txt");
     FAIL();
@@ -320,9 +319,8 @@ TEST(Environment, S3MissingListsVariablesToSet) {
     ASSERT_EQ(err.diagnostics().size(), 1u);
     const auto& d = err.diagnostics()[0];
     EXPECT_EQ(d.code, Code::ENV_002);
-    EXPECT_EQ(
-        d.message,
-        "the source s3://b/train.txt needs the data role's S3 ENDPOINT_URL and REGION, which are not set");
+    EXPECT_EQ(d.message,
+              "the source s3://b/train.txt needs the data role's S3 ENDPOINT_URL and REGION, which are not set");
     EXPECT_EQ(d.notes[1], "REGION: set SEXPGPU_DATA_AWS_REGION, SEXPGPU_AWS_REGION or AWS_REGION");
     EXPECT_EQ(render(d).find("very-secret"), std::string::npos);
   }
@@ -388,9 +386,8 @@ TEST(Environment, Requirements) {
   EXPECT_TRUE(check(parse({})).empty());
   auto d = check(parse({{"SEXPGPU_METRICS", "syvain"}}));
   ASSERT_EQ(d.size(), 2u);
-  EXPECT_EQ(
-      d[0].message,
-      "the syvain metrics target (SEXPGPU_METRICS=syvain) needs SYVAIN_METRICS_API_KEY, which is not set");
+  EXPECT_EQ(d[0].message,
+            "the syvain metrics target (SEXPGPU_METRICS=syvain) needs SYVAIN_METRICS_API_KEY, which is not set");
   EXPECT_TRUE(check(parse({{"SEXPGPU_METRICS", "syvain:f"}, {"SYVAIN_METRICS_API_KEY", "k"}})).empty());
 
   Environment e = parse({{"SEXPGPU_RESUME", "latest"}, {"AWS_ACCESS_KEY_ID", "i"}});
@@ -400,11 +397,10 @@ TEST(Environment, Requirements) {
   apply_flag(e, "--checkpoint-dir", "s3://bkt/ck");
   d = check(e);
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(
-      d[0].message.rfind("the checkpoint location --checkpoint-dir s3://bkt/ck needs the checkpoint role's "
-                         "S3 SECRET_ACCESS_KEY, ENDPOINT_URL and REGION",
-                         0),
-      0u);
+  EXPECT_EQ(d[0].message.rfind("the checkpoint location --checkpoint-dir s3://bkt/ck needs the checkpoint role's "
+                               "S3 SECRET_ACCESS_KEY, ENDPOINT_URL and REGION",
+                               0),
+            0u);
 
   e = parse({{"SEXPGPU_RESUME", "s3://bkt/ck/run/step-3"},
              {"AWS_ACCESS_KEY_ID", "i"},
@@ -414,16 +410,64 @@ TEST(Environment, Requirements) {
   d = check(e);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].code, Code::ENV_001);
-  EXPECT_EQ(d[0].message,
-            "SEXPGPU_AWS_ENDPOINT_URL: expected an http:// or https:// URL, found \"minio:9000\"");
+  EXPECT_EQ(d[0].message, "SEXPGPU_AWS_ENDPOINT_URL: expected an http:// or https:// URL, found \"minio:9000\"");
 }
 
 TEST(Environment, UnknownVariables) {
-  auto w =
-      unknown_variables({"SEXPGPU_DEVCE", "SEXPGPU_DEVICE", "PATH", "AWS_PROFILE", "SEXPGPU_ZZZZZZZZZZZZ"});
+  auto w = unknown_variables({"SEXPGPU_DEVCE", "SEXPGPU_DEVICE", "PATH", "AWS_PROFILE", "SEXPGPU_ZZZZZZZZZZZZ"});
   ASSERT_EQ(w.size(), 2u);
   EXPECT_EQ(w[0], "SEXPGPU_DEVCE is not a variable sexpgpu reads; did you mean SEXPGPU_DEVICE?");
   EXPECT_EQ(w[1], "SEXPGPU_ZZZZZZZZZZZZ is not a variable sexpgpu reads");
+}
+
+// The variables table of docs/environment.md, built from settings.def.
+std::string docs_table() {
+  std::string out = "| variable | values | default | meaning |\n| --- | --- | --- | --- |\n";
+  for (const auto& s : settings()) {
+    std::string meaning(s.meaning);
+    if (s.flag_kind == FlagKind::alias) meaning += fmt::format(" Flag: `{}`", s.flag);
+    out += fmt::format("| `{}` | {} | {} | {} |\n", s.variable, s.values, s.dflt, meaning);
+  }
+  return out;
+}
+
+TEST(Environment, DocsTableIsTheSettingsList) {
+  const char* root = std::getenv("SEXPGPU_SOURCE_DIR");
+  std::string path = std::string(root ? root : SEXPGPU_SOURCE_DIR_DEFAULT) + "/docs/environment.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string doc = text.str();
+  size_t begin = doc.find("| variable |");
+  ASSERT_NE(begin, std::string::npos) << path << " has no variables table";
+  size_t end = doc.find("\n\n", begin);
+  EXPECT_EQ(doc.substr(begin, end == std::string::npos ? end : end + 1 - begin), docs_table())
+      << "docs/environment.md's variables table differs from src/util/settings.def";
+}
+
+TEST(Environment, EveryRowIsReadAndKnown) {
+  const auto& known = known_variables();
+  for (const auto& s : settings()) {
+    std::string name(s.variable);
+    EXPECT_NE(std::find(known.begin(), known.end(), name), known.end()) << name;
+    // Read: a value no parser accepts is refused naming the variable (SYVAIN_METRICS_FOLDER_ID
+    // takes any text, SYVAIN_METRICS_API_KEY any key).
+    if (name == "SYVAIN_METRICS_FOLDER_ID" || name == "SYVAIN_METRICS_API_KEY") continue;
+    bool refused = false;
+    for (const char* value : {"\x01?", "/", "s3:x", ","}) {
+      try {
+        parse({{name, value}});
+      } catch (const UserError& e) {
+        EXPECT_EQ(e.diagnostics()[0].message.rfind(name + ": expected ", 0), 0u) << e.diagnostics()[0].message;
+        refused = true;
+      }
+    }
+    EXPECT_TRUE(refused) << name << " accepts every value tried";
+    if (!s.flag.empty()) EXPECT_EQ(setting_of_flag(s.flag), &s) << s.flag;
+  }
+  EXPECT_EQ(setting_of_flag("--steps"), nullptr);
+  EXPECT_EQ(setting_of_flag(""), nullptr);
 }
 
 }  // namespace
