@@ -170,6 +170,7 @@ class Session {
       if (int sig = StopSignals::pending()) throw Stopped{sig};
       train_step(k);
       run_passes(passes_due(k), k);
+      if (location_lock_) location_lock_->renew();  // before a checkpoint: never written by a run that lost the lock
       if (location_ && ((run_decl().checkpoint_every && k % *run_decl().checkpoint_every == 0) || k == steps))
         checkpoint();
       write_status("running", /*throttle=*/true);
