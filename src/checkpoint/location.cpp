@@ -1,8 +1,7 @@
 // Claiming the checkpoint location before the first step (location.h). A
 // local run folder is locked with flock(2) on `<run folder>/.lock`: the kernel
 // drops the lock when the process ends, however it ends, so a killed run never
-// blocks its resume. S3 has no such lock, and an S3 run folder is not locked
-// (s3.md says why).
+// blocks its resume. An S3 run folder is locked by a lease object (lock_s3.cpp).
 #include "checkpoint/location.h"
 
 #include <fcntl.h>
@@ -112,9 +111,9 @@ std::unique_ptr<RunLock> lock_local(const std::string& root) {
 
 std::unique_ptr<RunLock> claim_location(CheckpointStore& store, bool resuming) {
   std::unique_ptr<RunLock> lock;
-  // S3 is not locked: a lease object was tried and left out (s3.md).
   if (auto root = store.local_path()) lock = lock_local(*root);
-  probe(store);
+  probe(store);  // before an S3 lock: a bad bucket or secret is E-CKPT-050, not a lock error
+  if (!lock) lock = store.lock();
   refuse_if_taken(store, resuming);
   return lock;
 }

@@ -11,18 +11,12 @@
 
 namespace sx::ckpt {
 
-// Held for the whole run; released (the lock given up) when destroyed.
-class RunLock {
- public:
-  virtual ~RunLock() = default;
-};
-
 // Proves, locks and checks `store` (the run folder of one slug), in that order:
 //  - E-CKPT-050 when a probe cannot be written into the run folder and deleted
 //    (local: not a folder, cannot be created, read-only; S3: the endpoint, the
 //    credentials, the bucket or the write permission, the S3 error named);
 //  - E-CKPT-052 when another process holds the run folder's lock, naming its
-//    pid and host (a local run folder; S3 is not locked);
+//    pid and host (a local run folder: flock; S3: a lease object);
 //  - E-CKPT-051 when `resuming` is false and the folder holds a complete
 //    checkpoint already, naming it.
 std::unique_ptr<RunLock> claim_location(CheckpointStore& store, bool resuming);

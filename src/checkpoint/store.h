@@ -19,6 +19,15 @@ class Client;
 
 namespace sx::ckpt {
 
+// A run folder's lock, held for the whole run; released when destroyed.
+class RunLock {
+ public:
+  virtual ~RunLock() = default;
+  // Called at step boundaries: a lease is renewed here (S3); E-CKPT-056 when
+  // another run has taken the lock over.
+  virtual void renew() {}
+};
+
 class CheckpointStore {
  public:
   virtual ~CheckpointStore() = default;
@@ -63,6 +72,10 @@ class CheckpointStore {
   // The run folder's path when it is a local folder (which can be locked with
   // flock), else nullopt.
   virtual std::optional<std::string> local_path() const { return std::nullopt; }
+
+  // Locks a run folder that is not local (S3: a lease object, lock_s3.h);
+  // nullptr where there is nothing to lock (a store in memory).
+  virtual std::unique_ptr<RunLock> lock() { return nullptr; }
 };
 
 // The store of run `slug` under a checkpoint location, local or s3:// (with the

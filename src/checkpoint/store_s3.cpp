@@ -4,6 +4,8 @@
 // `step-<n>/`, COMPLETE uploaded last (checkpoint_write.cpp), and a folder is
 // deleted COMPLETE first, so readers never take a partial one for complete.
 // Errors keep the S3 error's code and message inside the checkpoint one.
+#include "checkpoint/location.h"
+#include "checkpoint/lock_s3.h"
 #include "checkpoint/store.h"
 #include "s3/client.h"
 #include "util/error.h"
@@ -23,6 +25,15 @@ class S3Store final : public CheckpointStore {
       : client_(std::move(client)), bucket_(std::move(bucket)), root_(std::move(root)) {}
 
   bool writes_in_place() const override { return true; }
+
+  std::unique_ptr<RunLock> lock() override {
+    try {
+      return lock_s3(client_, bucket_, key({}, kLockName), where({}) + "/" + kLockName);
+    } catch (const UserError& e) {
+      if (e.diagnostics().front().code == Code::CKPT_052) throw;
+      throw wrap(Code::CKPT_050, "cannot lock the checkpoint location " + where({}), e);
+    }
+  }
 
   std::string where(const std::string& folder) const override {
     std::string k = key(folder, {});

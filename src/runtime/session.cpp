@@ -164,6 +164,7 @@ class Session {
       if (int sig = StopSignals::pending()) throw Stopped{sig};
       train_step(k);
       run_passes(passes_due(k), k);
+      checkpoints_.renew_lock();  // before a checkpoint: never written by a run that lost the lock
       if (checkpoint_due(k)) checkpoint();
       report_.status("running", /*throttle=*/true);
     }

@@ -67,8 +67,18 @@ class Client {
   std::optional<std::string> get(const std::string& bucket, const std::string& key);
   // Bytes [offset, offset + n) of the object; E-S3-006 when it has fewer.
   std::string get_range(const std::string& bucket, const std::string& key, uint64_t offset, uint64_t n);
+  // The whole object and its etag; nullopt when it does not exist.
+  std::optional<std::pair<std::string, std::string>> get_with_etag(const std::string& bucket, const std::string& key);
   // Writes the object (multipart above config.multipart_threshold).
   void put(const std::string& bucket, const std::string& key, std::string_view bytes);
+  // A conditional PUT of a small object: only when no object is at `key`
+  // (if_etag empty: If-None-Match: *) or when the object there has the etag
+  // `if_etag` (If-Match). The new object's etag, or nullopt when the
+  // condition did not hold (HTTP 412, or 409 for a conditional write that
+  // raced another). A retried request whose first try was applied also
+  // answers 412: the caller tells that apart by reading the object back.
+  std::optional<std::string> put_if(const std::string& bucket, const std::string& key, std::string_view bytes,
+                                    const std::string& if_etag);
   // Server-side copy within the endpoint (objects up to 5 GiB).
   void copy(const std::string& bucket, const std::string& from_key, const std::string& to_key);
   // Deletes the object; nothing when it does not exist.

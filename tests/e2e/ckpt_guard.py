@@ -8,7 +8,7 @@ checkpoints deleted without following symlinks, an S3 HEAD cut in its headers.
 """
 import json, os, random, shutil, signal, socket, stat, subprocess, sys, time, hashlib
 
-from harness import REPO, SEXPGPU, TMP, clean_env, expect, main, run, start_moto, steps_written
+from harness import REPO, SEXPGPU, TMP, Moto, clean_env, expect, main, run, steps_written
 
 MY_RUN = "examples/my-run.sx"
 
@@ -87,33 +87,6 @@ def case_location_proven_local():
     run("run", MY_RUN, "--steps", "2", "--checkpoint-dir", new)
     expect(os.path.exists(os.path.join(new, "my-run", "step-2", "COMPLETE")), "no checkpoint in the new folder")
     expect(not [n for n in os.listdir(os.path.join(new, "my-run")) if n.startswith(".probe")], "a probe was left")
-
-
-class Moto:
-    """moto on loopback (tests/s3/moto.py); with `auth`, one user per role, each limited to its bucket, and
-    signatures checked."""
-
-    def __init__(self, auth=False):
-        self.proc, self.info = start_moto(auth)
-        self.endpoint = self.info["endpoint"]
-        self.port = int(self.endpoint.rsplit(":", 1)[1])
-
-    def env(self, endpoint=None, secret=None):
-        i = self.info
-        return {"AWS_ENDPOINT_URL": endpoint or self.endpoint, "AWS_REGION": "us-east-1",
-                "SEXPGPU_DATA_AWS_ACCESS_KEY_ID": i["data"]["key"],
-                "SEXPGPU_DATA_AWS_SECRET_ACCESS_KEY": i["data"]["secret"],
-                "SEXPGPU_CHECKPOINT_AWS_ACCESS_KEY_ID": i["checkpoint"]["key"],
-                "SEXPGPU_CHECKPOINT_AWS_SECRET_ACCESS_KEY": secret or i["checkpoint"]["secret"]}
-
-    def client(self, role="checkpoint"):
-        import boto3
-        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
-                            aws_access_key_id=self.info[role]["key"], aws_secret_access_key=self.info[role]["secret"])
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
 
 
 def closed_port():

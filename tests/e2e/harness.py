@@ -38,6 +38,33 @@ def start_moto(auth=False):
     return proc, json.loads(line)
 
 
+class Moto:
+    """moto on loopback (tests/s3/moto.py); with `auth`, one user per role, each limited to its bucket, and
+    signatures checked."""
+
+    def __init__(self, auth=False):
+        self.proc, self.info = start_moto(auth)
+        self.endpoint = self.info["endpoint"]
+        self.port = int(self.endpoint.rsplit(":", 1)[1])
+
+    def env(self, endpoint=None, secret=None):
+        i = self.info
+        return {"AWS_ENDPOINT_URL": endpoint or self.endpoint, "AWS_REGION": "us-east-1",
+                "SEXPGPU_DATA_AWS_ACCESS_KEY_ID": i["data"]["key"],
+                "SEXPGPU_DATA_AWS_SECRET_ACCESS_KEY": i["data"]["secret"],
+                "SEXPGPU_CHECKPOINT_AWS_ACCESS_KEY_ID": i["checkpoint"]["key"],
+                "SEXPGPU_CHECKPOINT_AWS_SECRET_ACCESS_KEY": secret or i["checkpoint"]["secret"]}
+
+    def client(self, role="checkpoint"):
+        import boto3
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
+                            aws_access_key_id=self.info[role]["key"], aws_secret_access_key=self.info[role]["secret"])
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
 def fail(msg):
     print("FAIL:", msg)
     sys.exit(1)
