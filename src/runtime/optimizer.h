@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/device.h"  // StepStats
 #include "lang/experiment.h"
 #include "runtime/params.h"
 
@@ -17,12 +18,6 @@ double schedule_lr(const ScheduleSpec& s, int64_t k, int64_t steps);
 
 // Matches a model path against a glob: `*` any run of characters, `?` one.
 bool glob_match(std::string_view glob, std::string_view text);
-
-struct StepStats {
-  double grad_norm = 0;                              // the global norm before clipping (0 unless clipping or stats)
-  std::map<std::string, double> param_grad_norm;     // per parameter, for grad/norm/<path>
-  std::map<std::string, double> param_update_ratio;  // |update| / |param|, for update/ratio/<path>
-};
 
 class Optimizer {
  public:

@@ -11,19 +11,19 @@
 #include <iostream>
 #include <limits>
 
-#include "lang/manifest_json.h"
-#include "runtime/compile.h"
-#include "runtime/executor.h"
-#include "runtime/feed.h"
-#include "runtime/init_from.h"
-#include "runtime/optimizer.h"
-#include "runtime/records.h"
-#include "runtime/signals.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/location.h"
 #include "checkpoint/resume_state.h"
 #include "data/train_stream.h"
+#include "lang/manifest_json.h"
+#include "runtime/compile.h"
+#include "runtime/feed.h"
+#include "runtime/init_from.h"
+#include "runtime/optimizer.h"
+#include "runtime/records.h"
 #include "runtime/resume.h"
+#include "runtime/run_device.h"
+#include "runtime/signals.h"
 #include "runtime/timing.h"
 #include "util/printable.h"
 #include "util/version.h"
@@ -53,7 +53,10 @@ double f32(double x) { return static_cast<double>(static_cast<float>(x)); }
 class Session {
  public:
   explicit Session(const RunRequest& req)
-      : req_(req), metrics_(req.env.metrics), status_(req.env.status, req.env.status_source), pid_(getpid()),
+      : req_(req),
+        metrics_(req.env.metrics),
+        status_(req.env.status, req.env.status_source),
+        pid_(getpid()),
         location_(req.env.checkpoint_dir) {}
 
   int run() {
@@ -98,7 +101,7 @@ class Session {
     int code = 0;
     try {
       metrics_.write(meta_record());
-      event("start", step_, {{"pid", pid_}, {"host", hostname()}, {"device", "cpu"}});
+      event("start", step_, {{"pid", pid_}, {"host", hostname()}, {"device", device_name()}});
       if (resume_) event("resume", step_, {{"from", resume_->path}, {"differences", differences_json()}});
       for (const auto& rec : resume_unwritten_) metrics_.write(rec);  // what the stopped run could not write
       write_status("running");
@@ -118,18 +121,9 @@ class Session {
  private:
   const RunDecl& run_decl() const { return *x_->run; }
 
-  void open_device() {
-    int threads = req_.env.threads;
-    train_exec_ = make_cpu_executor(c_.train.traced.graph, c_.train.plan, threads);
-    for (auto& p : c_.passes) pass_exec_.push_back(make_cpu_executor(p.step.traced.graph, p.step.plan, threads));
-    params_ = init_params(c_.params, static_cast<uint64_t>(run_decl().seed), threads);
-    if (!run_decl().init_from.empty()) apply_init_from(params_, run_decl(), base_dir());
-    optimizer_ = std::make_unique<Optimizer>(*run_decl().optimizer, c_.params);
-    for (const auto& p : c_.params) {
-      grad_ptrs_[p.path] = nullptr;
-      if (run_decl().microbatches > 1) grads_[p.path].assign(static_cast<size_t>(p.shape.numel()), 0.0f);
-    }
-  }
+  void open_device() { dev_ = open_run_device(device_name(), c_, base_dir(), req_.env.threads); }
+
+  std::string device_name() const { return std::string(to_string(req_.env.device)); }
 
   std::string base_dir() const {
     auto dir = std::filesystem::path(req_.file).parent_path().string();
@@ -164,8 +158,10 @@ class Session {
   void loop() {
     loop_clock_.emplace();
     const int64_t steps = run_decl().steps;
-    if (resume_) run_passes(resume_passes_due_, step_);  // cut short when the run stopped
-    else run_passes(passes_due(0), 0);
+    if (resume_)
+      run_passes(resume_passes_due_, step_);  // cut short when the run stopped
+    else
+      run_passes(passes_due(0), 0);
     for (int64_t k = step_ + 1; k <= steps; ++k) {
       if (int sig = StopSignals::pending()) throw Stopped{sig};
       train_step(k);
@@ -184,39 +180,14 @@ class Session {
     const RunDecl& r = run_decl();
     const int64_t m = r.microbatches;
     const int64_t seq = r.loader->seq_len;
-    if (m > 1)
-      for (auto& [path, g] : grads_) std::fill(g.begin(), g.end(), 0.0f);
-    double loss_sum = 0;
-    std::vector<double> metric_sums(c_.train.traced.metrics.size(), 0.0);
-    std::vector<double> tap_sums(c_.train.taps.size(), 0.0);
-    const float scale = 1.0f / static_cast<float>(m);
-    for (int64_t j = 0; j < m; ++j) {
-      train_feeds_.at(current_loader_)->next(c_.micro_rows, tokens_, targets_);
-      train_exec_->run({{"tokens", tokens_.data()}, {"targets", targets_.data()}}, params_,
-                       (static_cast<uint64_t>(k) << 16) | static_cast<uint64_t>(j));
-      loss_sum += train_exec_->scalar(c_.train.traced.loss);
-      for (size_t i = 0; i < metric_sums.size(); ++i)
-        metric_sums[i] += train_exec_->scalar(c_.train.traced.metrics[i].second);
-      for (size_t i = 0; i < tap_sums.size(); ++i) tap_sums[i] += train_exec_->scalar(c_.train.taps[i].node);
-      // The step's gradient is the gradient of the mean of its microbatches'
-      // losses; with one microbatch it is the executor's output, read in place.
-      if (m > 1)
-        for (auto& [path, g] : grads_) {
-          const float* d = train_exec_->output(c_.train.grads.params.at(path));
-          for (size_t i = 0; i < g.size(); ++i) g[i] += d[i] * scale;
-        }
-    }
-    for (auto& [path, g] : grad_ptrs_)
-      g = m > 1 ? grads_.at(path).data() : train_exec_->output(c_.train.grads.params.at(path));
-    float loss = static_cast<float>(loss_sum / static_cast<double>(m));
-    if (!std::isfinite(loss)) nonfinite(k, "train/loss");
-    for (const auto& [path, g] : grad_ptrs_)
-      for (size_t i = 0, n = params_.values.at(path).size(); i < n; ++i)
-        if (!std::isfinite(g[i])) nonfinite(k, "grad/" + path);
+    StepSums sums = run_microbatches(dev_, c_, *train_feeds_.at(current_loader_), k, tokens_, targets_);
+    const std::vector<double>& metric_sums = sums.metrics;
+    const std::vector<double>& tap_sums = sums.taps;
+    float loss = static_cast<float>(sums.loss / static_cast<double>(m));
+    if (auto which = first_nonfinite(*dev_.device, loss)) nonfinite(k, *which);
 
     double lr = schedule_lr(*r.optimizer->lr, k, r.steps) * lr_scale_;
-    bool want_stats = wants_optimizer_taps();
-    StepStats stats = optimizer_->step(params_, grad_ptrs_, k, lr, want_stats);
+    StepStats stats = dev_.device->update(k, lr, wants_optimizer_taps());
 
     step_ = k;
     train_loss_ = loss;
@@ -228,8 +199,10 @@ class Session {
     double step_s = clock.seconds();
     timings_.step_s.push_back(step_s);
 
-    Json rec = {{"kind", "step"}, {"step", k}, {"train/loss", f32(loss)}, {"lr", f32(lr)}, {"records", records_},
-                {"tokens", tokens_count_}, {"stage", stage_}, {"elapsed_s", loop_clock_->seconds()},
+    Json rec = {{"kind", "step"},          {"step", k},
+                {"train/loss", f32(loss)}, {"lr", f32(lr)},
+                {"records", records_},     {"tokens", tokens_count_},
+                {"stage", stage_},         {"elapsed_s", loop_clock_->seconds()},
                 {"step_s", step_s}};
     for (size_t i = 0; i < metric_sums.size(); ++i)
       rec["train/" + c_.train.traced.metrics[i].first] = f32(metric_sums[i] / static_cast<double>(m));
@@ -300,7 +273,6 @@ class Session {
   PassResult run_pass(size_t i) {
     Stopwatch clock;
     PassGraph& p = c_.passes[i];
-    Executor& ex = *pass_exec_[i];
     PassFeed& feed = *pass_feeds_[i];
     double loss = 0;
     std::vector<double> sums(p.step.traced.metrics.size(), 0.0);
@@ -308,9 +280,7 @@ class Session {
     for (int64_t b = 0; b < n; ++b) {
       if (int sig = StopSignals::pending()) throw Stopped{sig};  // the pass is abandoned, not recorded
       feed.batch(b, tokens_, targets_);
-      ex.run({{"tokens", tokens_.data()}, {"targets", targets_.data()}}, params_, 0);
-      loss += ex.scalar(p.step.traced.loss);
-      for (size_t m = 0; m < sums.size(); ++m) sums[m] += ex.scalar(p.step.traced.metrics[m].second);
+      run_pass_batch(dev_, c_, i, tokens_, targets_, loss, sums);
     }
     // Every batch has the same number of tokens: the mean of batch means is the mean over tokens.
     PassResult r;
@@ -379,7 +349,8 @@ class Session {
     auto side = [&](const Value& v) {
       if (v.kind == Kind::Symbol)
         if (const ValueP* b = env.find(v.s); b && (*b)->is_number())
-          return (*b)->kind == Kind::Float ? fmt::format("{} {:.5f}", v.s, (*b)->f) : fmt::format("{} {}", v.s, (*b)->i);
+          return (*b)->kind == Kind::Float ? fmt::format("{} {:.5f}", v.s, (*b)->f)
+                                           : fmt::format("{} {}", v.s, (*b)->i);
       return repr(v);
     };
     return fmt::format("{} {} {}", side(*when.items[1]), when.items[0]->s, side(*when.items[2]));
@@ -404,35 +375,27 @@ class Session {
     write_status("checkpointing");
     ckpt::CheckpointData d;
     d.step = step_;
-    for (const auto& [path, v] : params_.values) {
-      const ParamInfo& info = *std::find_if(params_.info.begin(), params_.info.end(),
-                                            [&](const ParamInfo& p) { return p.path == path; });
-      d.model[path] = {info.shape.vec(), v};
-    }
-    for (const auto& [name, v] : optimizer_->state()) {
-      std::string path = name.substr(name.find('/') + 1);
-      const ParamInfo& info = *std::find_if(params_.info.begin(), params_.info.end(),
-                                            [&](const ParamInfo& p) { return p.path == path; });
-      d.optimizer[name] = {info.shape.vec(), v};
-    }
+    download_for_checkpoint(*dev_.device, c_.params, d);
     Json eval = Json::object();
     for (const auto& [k, v] : last_eval_) eval[k] = v;
-    d.state = {{"step", step_},
-               {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
-               {"stage", stage_},
-               {"loader", current_loader_},
-               {"loaders", positions_.is_null() ? loader_positions() : positions_},
-               {"rng", {{"generator", "philox4x32-10"}, {"seed", run_decl().seed}, {"dropout_offset", "step << 16 | microbatch"}}},
-               {"passes_due", pending_passes_},
-               {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
-               {"eval", eval},
-               {"threads", req_.env.threads},
-               {"knobs", manifest_json(*x_)},
-               {"slug", x_->slug},
-               {"graph", c_.graph_hash},
-               {"optimizer", optimizer_json(*run_decl().optimizer)},
-               {"version", SEXPGPU_VERSION},
-               {"written_at", rfc3339_now()}};
+    d.state = {
+        {"step", step_},
+        {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
+        {"stage", stage_},
+        {"loader", current_loader_},
+        {"loaders", positions_.is_null() ? loader_positions() : positions_},
+        {"rng",
+         {{"generator", "philox4x32-10"}, {"seed", run_decl().seed}, {"dropout_offset", "step << 16 | microbatch"}}},
+        {"passes_due", pending_passes_},
+        {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
+        {"eval", eval},
+        {"threads", req_.env.threads},
+        {"knobs", manifest_json(*x_)},
+        {"slug", x_->slug},
+        {"graph", c_.graph_hash},
+        {"optimizer", optimizer_json(*run_decl().optimizer)},
+        {"version", SEXPGPU_VERSION},
+        {"written_at", rfc3339_now()}};
     // (only after a failed metrics write: the record the resumed run writes first)
     if (const Json& u = metrics_.unwritten(); !u.is_null() && u.value("kind", "") != "meta")
       d.state["unwritten_records"] = Json::array({u});
@@ -470,7 +433,8 @@ class Session {
 
   Json differences_json() const {
     Json out = Json::array();
-    for (const auto& d : differences_) out.push_back({{"class", d.cls}, {"knob", d.what}, {"from", d.from}, {"to", d.to}});
+    for (const auto& d : differences_)
+      out.push_back({{"class", d.cls}, {"knob", d.what}, {"from", d.from}, {"to", d.to}});
     return out;
   }
 
@@ -487,28 +451,16 @@ class Session {
     std::vector<Diagnostic> refused;
     for (const auto& d : differences_)
       if (d.cls == "refused")
-        refused.push_back({Code::CKPT_040, fmt::format("resume from {} refused: {} {} -> {}", resume_->path, d.what,
-                                                       d.from, d.to),
-                           {}, {}, "resume with the selection the checkpoint was made with, or start a new run"});
+        refused.push_back({Code::CKPT_040,
+                           fmt::format("resume from {} refused: {} {} -> {}", resume_->path, d.what, d.from, d.to),
+                           {},
+                           {},
+                           "resume with the selection the checkpoint was made with, or start a new run"});
     if (!refused.empty()) {
       report_resume();
       throw UserError(refused);
     }
-    auto bad_state = [&](const std::string& what) {
-      return UserError(Code::CKPT_024, {}, fmt::format("checkpoint {}: {}", resume_->path, what));
-    };
-    for (auto& [path, values] : params_.values) {
-      auto it = resume_->data.model.find(path);
-      if (it == resume_->data.model.end() || it->second.values.size() != values.size())
-        throw bad_state("model.safetensors has no tensor `" + path + "` of the model's size");
-      values = it->second.values;
-    }
-    for (auto& [name, values] : optimizer_->state()) {
-      auto it = resume_->data.optimizer.find(name);
-      if (it == resume_->data.optimizer.end() || it->second.values.size() != values.size())
-        throw bad_state("optimizer.safetensors has no tensor `" + name + "` of the right size");
-      values = it->second.values;
-    }
+    upload_from_checkpoint(*dev_.device, c_.params, resume_->data, resume_->path);
     step_ = first_step_ = resume_->step;
     timings_.first_step = step_;
     records_ = saved.records;
@@ -541,21 +493,28 @@ class Session {
     std::vector<std::string> evals;
     for (const auto& p : c_.passes) evals.push_back(fmt::format("{}@{}", p.decl->name, x_->every(*p.decl)));
     std::string diags = r.diagnostics.empty() ? "-" : fmt::format("{}", fmt::join(r.diagnostics, ","));
-    std::cerr << one_line(fmt::format(
-        "run: {} slug {} device cpu steps {} microbatches {} evals {} diagnostics {} precision {} seed {} "
-        "checkpoints {} resume {} status {}\n",
-        req_.file, x_->slug, r.steps, r.microbatches, evals.empty() ? "-" : fmt::format("{}", fmt::join(evals, ",")),
-        diags, r.precision, r.seed, checkpoints_text(), resume_text, status_.enabled() ? status_.path() : "-"));
+    std::cerr << one_line(
+        fmt::format("run: {} slug {} device {} steps {} microbatches {} evals {} diagnostics {} precision {} seed {} "
+                    "checkpoints {} resume {} status {}\n",
+                    req_.file, x_->slug, device_name(), r.steps, r.microbatches,
+                    evals.empty() ? "-" : fmt::format("{}", fmt::join(evals, ",")), diags, r.precision, r.seed,
+                    checkpoints_text(), resume_text, status_.enabled() ? status_.path() : "-"));
     if (metrics_.enabled()) std::cerr << one_line("metrics: " + metrics_.line() + "\n");
   }
 
   Json meta_record() const {
-    return {{"kind", "meta"},      {"slug", x_->slug},
-            {"file", req_.file},   {"run", run_decl().name},
-            {"version", SEXPGPU_VERSION}, {"device", "cpu"},
-            {"precision", run_decl().precision}, {"seed", run_decl().seed},
-            {"knobs", manifest_json(*x_)}, {"graph", c_.graph_hash},
-            {"params", c_.param_count()}, {"started_at", started_at_},
+    return {{"kind", "meta"},
+            {"slug", x_->slug},
+            {"file", req_.file},
+            {"run", run_decl().name},
+            {"version", SEXPGPU_VERSION},
+            {"device", device_name()},
+            {"precision", run_decl().precision},
+            {"seed", run_decl().seed},
+            {"knobs", manifest_json(*x_)},
+            {"graph", c_.graph_hash},
+            {"params", c_.param_count()},
+            {"started_at", started_at_},
             {"resumed_from", resume_ ? Json{{"step", resume_->step}, {"path", resume_->path}} : Json(nullptr)}};
   }
 
@@ -583,10 +542,13 @@ class Session {
   }
 
   Json summary(const char* state, const UserError* error) const {
-    Json s = {{"kind", "summary"}, {"steps", step_}, {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
+    Json s = {{"kind", "summary"},
+              {"steps", step_},
+              {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
               {"eval", eval_json()},
               {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
-              {"stage", stage_}, {"metrics", metrics_.describe()},
+              {"stage", stage_},
+              {"metrics", metrics_.describe()},
               {"status", status_.enabled() ? Json(absolute(status_.path())) : Json(nullptr)}};
     if (state) s["state"] = state;
     if (error) s["error"] = error_json(*error);
@@ -613,16 +575,27 @@ class Session {
     int64_t steps = x_ ? run_decl().steps : 0;
     int64_t done = step_ - first_step_;
     double rate = elapsed > 0 && done > 0 ? static_cast<double>(done) / elapsed : 0.0;
-    Json s = {{"kind", "status"}, {"state", state}, {"slug", x_ ? x_->slug : file_stem(req_.file)},
-              {"file", req_.file}, {"pid", pid_}, {"device", "cpu"}, {"step", step_}, {"steps", steps},
-              {"stage", stage_}, {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
-              {"eval", eval_json()}, {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
-              {"started_at", started_at_}, {"updated_at", rfc3339_now()},
-              {"steps_per_s", rate}, {"eta_s", rate > 0 ? Json(static_cast<double>(steps - step_) / rate) : Json(nullptr)},
-              {"checkpoint", last_checkpoint_ ? Json{{"step", last_checkpoint_->first}, {"path", last_checkpoint_->second}}
-                                              : Json(nullptr)},
-              {"knobs", x_ ? manifest_json(*x_) : Json::array()},
-              {"summary", summary_obj ? *summary_obj : Json(nullptr)}};
+    Json s = {
+        {"kind", "status"},
+        {"state", state},
+        {"slug", x_ ? x_->slug : file_stem(req_.file)},
+        {"file", req_.file},
+        {"pid", pid_},
+        {"device", device_name()},
+        {"step", step_},
+        {"steps", steps},
+        {"stage", stage_},
+        {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
+        {"eval", eval_json()},
+        {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
+        {"started_at", started_at_},
+        {"updated_at", rfc3339_now()},
+        {"steps_per_s", rate},
+        {"eta_s", rate > 0 ? Json(static_cast<double>(steps - step_) / rate) : Json(nullptr)},
+        {"checkpoint", last_checkpoint_ ? Json{{"step", last_checkpoint_->first}, {"path", last_checkpoint_->second}}
+                                        : Json(nullptr)},
+        {"knobs", x_ ? manifest_json(*x_) : Json::array()},
+        {"summary", summary_obj ? *summary_obj : Json(nullptr)}};
     if (error) s["error"] = error_json(*error);
     if (summary_obj || error) return status_.write(s, &s);  // the end: a second signal leaves it as it is
     // What a second signal, which exits at once, leaves: this, stopped.
@@ -734,15 +707,10 @@ class Session {
   std::string started_at_;
   Compiled c_;
   Experiment* x_ = nullptr;
-  std::unique_ptr<Executor> train_exec_;
-  std::vector<std::unique_ptr<Executor>> pass_exec_;
+  RunDevice dev_;  // owns the parameters, gradients and optimizer state
   std::map<std::string, std::unique_ptr<TrainFeed>> train_feeds_;
   std::vector<std::unique_ptr<PassFeed>> pass_feeds_;
   std::string current_loader_;
-  ParamStore params_;
-  std::map<std::string, std::vector<float>> grads_;  // the sum over microbatches (with more than one)
-  std::map<std::string, const float*> grad_ptrs_;      // the step's gradients, as the optimizer reads them
-  std::unique_ptr<Optimizer> optimizer_;
   std::vector<int32_t> tokens_, targets_;
 
   struct Resume {
