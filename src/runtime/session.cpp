@@ -11,19 +11,19 @@
 #include <iostream>
 #include <limits>
 
-#include "checkpoint/checkpoint.h"
-#include "checkpoint/location.h"
-#include "checkpoint/resume_state.h"
-#include "data/train_stream.h"
 #include "lang/manifest_json.h"
 #include "runtime/compile.h"
 #include "runtime/feed.h"
 #include "runtime/init_from.h"
 #include "runtime/optimizer.h"
 #include "runtime/records.h"
+#include "runtime/signals.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/location.h"
+#include "checkpoint/resume_state.h"
+#include "data/train_stream.h"
 #include "runtime/resume.h"
 #include "runtime/run_device.h"
-#include "runtime/signals.h"
 #include "runtime/timing.h"
 #include "util/printable.h"
 #include "util/version.h"
@@ -53,10 +53,7 @@ double f32(double x) { return static_cast<double>(static_cast<float>(x)); }
 class Session {
  public:
   explicit Session(const RunRequest& req)
-      : req_(req),
-        metrics_(req.env.metrics),
-        status_(req.env.status, req.env.status_source),
-        pid_(getpid()),
+      : req_(req), metrics_(req.env.metrics), status_(req.env.status, req.env.status_source), pid_(getpid()),
         location_(req.env.checkpoint_dir) {}
 
   int run() {
@@ -121,7 +118,9 @@ class Session {
  private:
   const RunDecl& run_decl() const { return *x_->run; }
 
-  void open_device() { dev_ = open_run_device(device_name(), c_, base_dir(), req_.env.threads); }
+  void open_device() {
+    dev_ = open_run_device(device_name(), c_, base_dir(), req_.env.threads);
+  }
 
   std::string device_name() const { return std::string(to_string(req_.env.device)); }
 
@@ -158,10 +157,8 @@ class Session {
   void loop() {
     loop_clock_.emplace();
     const int64_t steps = run_decl().steps;
-    if (resume_)
-      run_passes(resume_passes_due_, step_);  // cut short when the run stopped
-    else
-      run_passes(passes_due(0), 0);
+    if (resume_) run_passes(resume_passes_due_, step_);  // cut short when the run stopped
+    else run_passes(passes_due(0), 0);
     for (int64_t k = step_ + 1; k <= steps; ++k) {
       if (int sig = StopSignals::pending()) throw Stopped{sig};
       train_step(k);
@@ -199,10 +196,8 @@ class Session {
     double step_s = clock.seconds();
     timings_.step_s.push_back(step_s);
 
-    Json rec = {{"kind", "step"},          {"step", k},
-                {"train/loss", f32(loss)}, {"lr", f32(lr)},
-                {"records", records_},     {"tokens", tokens_count_},
-                {"stage", stage_},         {"elapsed_s", loop_clock_->seconds()},
+    Json rec = {{"kind", "step"}, {"step", k}, {"train/loss", f32(loss)}, {"lr", f32(lr)}, {"records", records_},
+                {"tokens", tokens_count_}, {"stage", stage_}, {"elapsed_s", loop_clock_->seconds()},
                 {"step_s", step_s}};
     for (size_t i = 0; i < metric_sums.size(); ++i)
       rec["train/" + c_.train.traced.metrics[i].first] = f32(metric_sums[i] / static_cast<double>(m));
@@ -349,8 +344,7 @@ class Session {
     auto side = [&](const Value& v) {
       if (v.kind == Kind::Symbol)
         if (const ValueP* b = env.find(v.s); b && (*b)->is_number())
-          return (*b)->kind == Kind::Float ? fmt::format("{} {:.5f}", v.s, (*b)->f)
-                                           : fmt::format("{} {}", v.s, (*b)->i);
+          return (*b)->kind == Kind::Float ? fmt::format("{} {:.5f}", v.s, (*b)->f) : fmt::format("{} {}", v.s, (*b)->i);
       return repr(v);
     };
     return fmt::format("{} {} {}", side(*when.items[1]), when.items[0]->s, side(*when.items[2]));
@@ -378,24 +372,22 @@ class Session {
     download_for_checkpoint(*dev_.device, c_.params, d);
     Json eval = Json::object();
     for (const auto& [k, v] : last_eval_) eval[k] = v;
-    d.state = {
-        {"step", step_},
-        {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
-        {"stage", stage_},
-        {"loader", current_loader_},
-        {"loaders", positions_.is_null() ? loader_positions() : positions_},
-        {"rng",
-         {{"generator", "philox4x32-10"}, {"seed", run_decl().seed}, {"dropout_offset", "step << 16 | microbatch"}}},
-        {"passes_due", pending_passes_},
-        {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
-        {"eval", eval},
-        {"threads", req_.env.threads},
-        {"knobs", manifest_json(*x_)},
-        {"slug", x_->slug},
-        {"graph", c_.graph_hash},
-        {"optimizer", optimizer_json(*run_decl().optimizer)},
-        {"version", SEXPGPU_VERSION},
-        {"written_at", rfc3339_now()}};
+    d.state = {{"step", step_},
+               {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
+               {"stage", stage_},
+               {"loader", current_loader_},
+               {"loaders", positions_.is_null() ? loader_positions() : positions_},
+               {"rng", {{"generator", "philox4x32-10"}, {"seed", run_decl().seed}, {"dropout_offset", "step << 16 | microbatch"}}},
+               {"passes_due", pending_passes_},
+               {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
+               {"eval", eval},
+               {"threads", req_.env.threads},
+               {"knobs", manifest_json(*x_)},
+               {"slug", x_->slug},
+               {"graph", c_.graph_hash},
+               {"optimizer", optimizer_json(*run_decl().optimizer)},
+               {"version", SEXPGPU_VERSION},
+               {"written_at", rfc3339_now()}};
     // (only after a failed metrics write: the record the resumed run writes first)
     if (const Json& u = metrics_.unwritten(); !u.is_null() && u.value("kind", "") != "meta")
       d.state["unwritten_records"] = Json::array({u});
@@ -433,8 +425,7 @@ class Session {
 
   Json differences_json() const {
     Json out = Json::array();
-    for (const auto& d : differences_)
-      out.push_back({{"class", d.cls}, {"knob", d.what}, {"from", d.from}, {"to", d.to}});
+    for (const auto& d : differences_) out.push_back({{"class", d.cls}, {"knob", d.what}, {"from", d.from}, {"to", d.to}});
     return out;
   }
 
@@ -451,11 +442,9 @@ class Session {
     std::vector<Diagnostic> refused;
     for (const auto& d : differences_)
       if (d.cls == "refused")
-        refused.push_back({Code::CKPT_040,
-                           fmt::format("resume from {} refused: {} {} -> {}", resume_->path, d.what, d.from, d.to),
-                           {},
-                           {},
-                           "resume with the selection the checkpoint was made with, or start a new run"});
+        refused.push_back({Code::CKPT_040, fmt::format("resume from {} refused: {} {} -> {}", resume_->path, d.what,
+                                                       d.from, d.to),
+                           {}, {}, "resume with the selection the checkpoint was made with, or start a new run"});
     if (!refused.empty()) {
       report_resume();
       throw UserError(refused);
@@ -493,28 +482,21 @@ class Session {
     std::vector<std::string> evals;
     for (const auto& p : c_.passes) evals.push_back(fmt::format("{}@{}", p.decl->name, x_->every(*p.decl)));
     std::string diags = r.diagnostics.empty() ? "-" : fmt::format("{}", fmt::join(r.diagnostics, ","));
-    std::cerr << one_line(
-        fmt::format("run: {} slug {} device {} steps {} microbatches {} evals {} diagnostics {} precision {} seed {} "
-                    "checkpoints {} resume {} status {}\n",
-                    req_.file, x_->slug, device_name(), r.steps, r.microbatches,
-                    evals.empty() ? "-" : fmt::format("{}", fmt::join(evals, ",")), diags, r.precision, r.seed,
-                    checkpoints_text(), resume_text, status_.enabled() ? status_.path() : "-"));
+    std::cerr << one_line(fmt::format(
+        "run: {} slug {} device {} steps {} microbatches {} evals {} diagnostics {} precision {} seed {} "
+        "checkpoints {} resume {} status {}\n",
+        req_.file, x_->slug, device_name(), r.steps, r.microbatches, evals.empty() ? "-" : fmt::format("{}", fmt::join(evals, ",")),
+        diags, r.precision, r.seed, checkpoints_text(), resume_text, status_.enabled() ? status_.path() : "-"));
     if (metrics_.enabled()) std::cerr << one_line("metrics: " + metrics_.line() + "\n");
   }
 
   Json meta_record() const {
-    return {{"kind", "meta"},
-            {"slug", x_->slug},
-            {"file", req_.file},
-            {"run", run_decl().name},
-            {"version", SEXPGPU_VERSION},
-            {"device", device_name()},
-            {"precision", run_decl().precision},
-            {"seed", run_decl().seed},
-            {"knobs", manifest_json(*x_)},
-            {"graph", c_.graph_hash},
-            {"params", c_.param_count()},
-            {"started_at", started_at_},
+    return {{"kind", "meta"},      {"slug", x_->slug},
+            {"file", req_.file},   {"run", run_decl().name},
+            {"version", SEXPGPU_VERSION}, {"device", device_name()},
+            {"precision", run_decl().precision}, {"seed", run_decl().seed},
+            {"knobs", manifest_json(*x_)}, {"graph", c_.graph_hash},
+            {"params", c_.param_count()}, {"started_at", started_at_},
             {"resumed_from", resume_ ? Json{{"step", resume_->step}, {"path", resume_->path}} : Json(nullptr)}};
   }
 
@@ -542,13 +524,10 @@ class Session {
   }
 
   Json summary(const char* state, const UserError* error) const {
-    Json s = {{"kind", "summary"},
-              {"steps", step_},
-              {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
+    Json s = {{"kind", "summary"}, {"steps", step_}, {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
               {"eval", eval_json()},
               {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
-              {"stage", stage_},
-              {"metrics", metrics_.describe()},
+              {"stage", stage_}, {"metrics", metrics_.describe()},
               {"status", status_.enabled() ? Json(absolute(status_.path())) : Json(nullptr)}};
     if (state) s["state"] = state;
     if (error) s["error"] = error_json(*error);
@@ -575,27 +554,16 @@ class Session {
     int64_t steps = x_ ? run_decl().steps : 0;
     int64_t done = step_ - first_step_;
     double rate = elapsed > 0 && done > 0 ? static_cast<double>(done) / elapsed : 0.0;
-    Json s = {
-        {"kind", "status"},
-        {"state", state},
-        {"slug", x_ ? x_->slug : file_stem(req_.file)},
-        {"file", req_.file},
-        {"pid", pid_},
-        {"device", device_name()},
-        {"step", step_},
-        {"steps", steps},
-        {"stage", stage_},
-        {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
-        {"eval", eval_json()},
-        {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
-        {"started_at", started_at_},
-        {"updated_at", rfc3339_now()},
-        {"steps_per_s", rate},
-        {"eta_s", rate > 0 ? Json(static_cast<double>(steps - step_) / rate) : Json(nullptr)},
-        {"checkpoint", last_checkpoint_ ? Json{{"step", last_checkpoint_->first}, {"path", last_checkpoint_->second}}
-                                        : Json(nullptr)},
-        {"knobs", x_ ? manifest_json(*x_) : Json::array()},
-        {"summary", summary_obj ? *summary_obj : Json(nullptr)}};
+    Json s = {{"kind", "status"}, {"state", state}, {"slug", x_ ? x_->slug : file_stem(req_.file)},
+              {"file", req_.file}, {"pid", pid_}, {"device", device_name()}, {"step", step_}, {"steps", steps},
+              {"stage", stage_}, {"train_loss", step_ > 0 ? Json(f32(train_loss_)) : Json(nullptr)},
+              {"eval", eval_json()}, {"counters", {{"records", records_}, {"tokens", tokens_count_}}},
+              {"started_at", started_at_}, {"updated_at", rfc3339_now()},
+              {"steps_per_s", rate}, {"eta_s", rate > 0 ? Json(static_cast<double>(steps - step_) / rate) : Json(nullptr)},
+              {"checkpoint", last_checkpoint_ ? Json{{"step", last_checkpoint_->first}, {"path", last_checkpoint_->second}}
+                                              : Json(nullptr)},
+              {"knobs", x_ ? manifest_json(*x_) : Json::array()},
+              {"summary", summary_obj ? *summary_obj : Json(nullptr)}};
     if (error) s["error"] = error_json(*error);
     if (summary_obj || error) return status_.write(s, &s);  // the end: a second signal leaves it as it is
     // What a second signal, which exits at once, leaves: this, stopped.
