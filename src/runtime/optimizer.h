@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/device.h"  // StepStats
 #include "lang/experiment.h"
 #include "runtime/params.h"
 
@@ -15,11 +16,6 @@ namespace sx {
 // The learning rate of the update of step k (1-based) of `steps`, before the curriculum's scale.
 double schedule_lr(const ScheduleSpec& s, int64_t k, int64_t steps);
 
-struct StepStats {
-  double grad_norm = 0;                              // the global norm before clipping (0 unless clipping or stats)
-  std::map<std::string, double> param_grad_norm;     // per parameter, for grad/norm/<path>
-  std::map<std::string, double> param_update_ratio;  // |update| / |param|, for update/ratio/<path>
-};
 
 class Optimizer {
  public:

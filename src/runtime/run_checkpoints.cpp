@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "runtime/optimizer.h"
-#include "runtime/params.h"
 
 namespace sx {
 
@@ -42,23 +40,6 @@ ckpt::WriteResult RunCheckpoints::write(const ckpt::CheckpointData& data, const 
   return w;
 }
 
-namespace {
-
-const ParamInfo& info_of(const ParamStore& params, const std::string& path) {
-  return *std::find_if(params.info.begin(), params.info.end(), [&](const ParamInfo& p) { return p.path == path; });
-}
-
-}  // namespace
-
-ckpt::CheckpointData assemble_checkpoint(int64_t step, const ParamStore& params, Optimizer& optimizer, Json state) {
-  ckpt::CheckpointData d;
-  d.step = step;
-  for (const auto& [path, v] : params.values) d.model[path] = {info_of(params, path).shape.vec(), v};
-  for (const auto& [name, v] : optimizer.state())
-    d.optimizer[name] = {info_of(params, name.substr(name.find('/') + 1)).shape.vec(), v};
-  d.state = std::move(state);
-  return d;
-}
 
 ResumeCheck check_resume(const ResumePoint& from, const ckpt::ResumeExpectations& expected, const Experiment& x,
                          const std::map<std::string, std::string>& graph_hashes, int threads) {
@@ -74,24 +55,6 @@ ResumeCheck check_resume(const ResumePoint& from, const ckpt::ResumeExpectations
                                {},
                                "resume with the selection the checkpoint was made with, or start a new run"});
   return check;
-}
-
-void load_checkpoint_tensors(const ResumePoint& from, ParamStore& params, Optimizer& optimizer) {
-  auto bad_state = [&](const std::string& what) {
-    return UserError(Code::CKPT_024, {}, fmt::format("checkpoint {}: {}", from.path, what));
-  };
-  for (auto& [path, values] : params.values) {
-    auto it = from.data.model.find(path);
-    if (it == from.data.model.end() || it->second.values.size() != values.size())
-      throw bad_state("model.safetensors has no tensor `" + path + "` of the model's size");
-    values = it->second.values;
-  }
-  for (auto& [name, values] : optimizer.state()) {
-    auto it = from.data.optimizer.find(name);
-    if (it == from.data.optimizer.end() || it->second.values.size() != values.size())
-      throw bad_state("optimizer.safetensors has no tensor `" + name + "` of the right size");
-    values = it->second.values;
-  }
 }
 
 }  // namespace sx

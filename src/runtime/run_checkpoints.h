@@ -1,8 +1,8 @@
 #pragma once
 // A run's checkpoints (checkpoints.md): the location claimed before the first
 // step, its store opened once for the whole run, the checkpoint to resume
-// from, and the assembly of a checkpoint from the parameters, the optimizer
-// state and the run's state (and back).
+// from and the checks of a resume (the tensors are moved by the device:
+// run_device.h).
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,9 +17,6 @@
 #include "util/error.h"
 
 namespace sx {
-
-struct ParamStore;
-class Optimizer;
 
 // The checkpoint a run resumes from, read whole before the first step.
 struct ResumePoint {
@@ -58,9 +55,6 @@ class RunCheckpoints {
   std::optional<ResumePoint> resume_;
 };
 
-// The model and optimizer tensors of a checkpoint, by model path, with `state` as its state.json.
-ckpt::CheckpointData assemble_checkpoint(int64_t step, const ParamStore& params, Optimizer& optimizer, Json state);
-
 // A resume's checks, before anything is restored: state.json against this run
 // (ckpt::check_resume_state, which throws E-CKPT-053), the knobs that differ,
 // and the refusals (E-CKPT-040) among them, naming the checkpoint.
@@ -71,9 +65,5 @@ struct ResumeCheck {
 };
 ResumeCheck check_resume(const ResumePoint& from, const ckpt::ResumeExpectations& expected, const Experiment& x,
                          const std::map<std::string, std::string>& graph_hashes, int threads);
-
-// Copies a checkpoint's tensors into the parameters and the optimizer state;
-// E-CKPT-024 for one missing or of another size.
-void load_checkpoint_tensors(const ResumePoint& from, ParamStore& params, Optimizer& optimizer);
 
 }  // namespace sx

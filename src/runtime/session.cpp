@@ -17,13 +17,13 @@
 #include "runtime/communicator.h"
 #include "runtime/curriculum.h"
 #include "util/glob.h"
-#include "runtime/executor.h"
 #include "runtime/feed.h"
 #include "runtime/init_from.h"
 #include "runtime/optimizer.h"
 #include "runtime/reporter.h"
 #include "runtime/resume.h"
 #include "runtime/run_checkpoints.h"
+#include "runtime/run_device.h"
 #include "runtime/run_state.h"
 #include "util/stop_signals.h"
 
@@ -37,9 +37,6 @@ struct Stopped {
 
 // A pass's metrics: the model's loss and outputs as eval/<name>, "eval/loss" first.
 using PassResult = std::vector<std::pair<std::string, double>>;
-
-// The device this build trains on; every report names it from here.
-constexpr const char* kDeviceName = "cpu";
 
 class Session {
  public:
@@ -113,18 +110,7 @@ class Session {
   bool resuming() const { return checkpoints_.resume().has_value(); }
   const ResumePoint& resume_point() const { return *checkpoints_.resume(); }
 
-  void open_device() {
-    int threads = req_.env.threads;
-    train_exec_ = make_cpu_executor(c_.train.traced.graph, c_.train.plan, threads);
-    for (auto& p : c_.passes) pass_exec_.push_back(make_cpu_executor(p.step.traced.graph, p.step.plan, threads));
-    params_ = init_params(c_.params, static_cast<uint64_t>(run_decl().seed), threads);
-    if (!run_decl().init_from.empty()) apply_init_from(params_, run_decl(), base_dir());
-    optimizer_ = std::make_unique<Optimizer>(*run_decl().optimizer, c_.params);
-    for (const auto& p : c_.params) {
-      grad_ptrs_[p.path] = nullptr;
-      if (run_decl().microbatches > 1) grads_[p.path].assign(static_cast<size_t>(p.shape.numel()), 0.0f);
-    }
-  }
+  void open_device() { dev_ = open_run_device(device_name_, c_, base_dir(), req_.env.threads); }
 
   std::string base_dir() const { return std::filesystem::path(req_.file).parent_path().string(); }
 
@@ -185,39 +171,14 @@ class Session {
     const RunDecl& r = run_decl();
     const int64_t m = r.microbatches;
     const int64_t seq = r.loader->seq_len;
-    if (m > 1)
-      for (auto& [path, g] : grads_) std::fill(g.begin(), g.end(), 0.0f);
-    double loss_sum = 0;
-    std::vector<double> metric_sums(c_.train.traced.metrics.size(), 0.0);
-    std::vector<double> tap_sums(c_.train.taps.size(), 0.0);
-    const float scale = 1.0f / static_cast<float>(m);
-    for (int64_t j = 0; j < m; ++j) {
-      train_feeds_.at(state_.loader)->next(c_.micro_rows, tokens_, targets_);
-      train_exec_->run({{"tokens", tokens_.data()}, {"targets", targets_.data()}}, params_,
-                       (static_cast<uint64_t>(k) << 16) | static_cast<uint64_t>(j));
-      loss_sum += train_exec_->scalar(c_.train.traced.loss);
-      for (size_t i = 0; i < metric_sums.size(); ++i)
-        metric_sums[i] += train_exec_->scalar(c_.train.traced.metrics[i].second);
-      for (size_t i = 0; i < tap_sums.size(); ++i) tap_sums[i] += train_exec_->scalar(c_.train.taps[i].node);
-      // The step's gradient is the gradient of the mean of its microbatches'
-      // losses; with one microbatch it is the executor's output, read in place.
-      if (m > 1)
-        for (auto& [path, g] : grads_) {
-          const float* d = train_exec_->output(c_.train.grads.params.at(path));
-          for (size_t i = 0; i < g.size(); ++i) g[i] += d[i] * scale;
-        }
-    }
-    for (auto& [path, g] : grad_ptrs_)
-      g = m > 1 ? grads_.at(path).data() : train_exec_->output(c_.train.grads.params.at(path));
-    float loss = static_cast<float>(loss_sum / static_cast<double>(m));
-    if (!std::isfinite(loss)) nonfinite(k, "train/loss");
-    for (const auto& [path, g] : grad_ptrs_)
-      for (size_t i = 0, n = params_.values.at(path).size(); i < n; ++i)
-        if (!std::isfinite(g[i])) nonfinite(k, "grad/" + path);
+    StepSums sums = run_microbatches(dev_, c_, *train_feeds_.at(state_.loader), k, tokens_, targets_);
+    const std::vector<double>& metric_sums = sums.metrics;
+    const std::vector<double>& tap_sums = sums.taps;
+    float loss = static_cast<float>(sums.loss / static_cast<double>(m));
+    if (auto which = first_nonfinite(*dev_.device, loss)) nonfinite(k, *which);
 
     double lr = schedule_lr(*r.optimizer->lr, k, r.steps) * state_.lr_scale;
-    bool want_stats = wants_optimizer_taps();
-    StepStats stats = optimizer_->step(params_, grad_ptrs_, k, lr, want_stats);
+    StepStats stats = dev_.device->update(k, lr, wants_optimizer_taps());
 
     state_.step = k;
     state_.train_loss = loss;
@@ -317,7 +278,6 @@ class Session {
   PassResult run_pass(size_t i) {
     Stopwatch clock;
     PassGraph& p = c_.passes[i];
-    Executor& ex = *pass_exec_[i];
     PassFeed& feed = *pass_feeds_[i];
     double loss = 0;
     std::vector<double> sums(p.step.traced.metrics.size(), 0.0);
@@ -325,9 +285,7 @@ class Session {
     for (int64_t b = 0; b < n; ++b) {
       if (int sig = StopSignals::pending()) throw Stopped{sig};  // the pass is abandoned, not recorded
       feed.batch(b, tokens_, targets_);
-      ex.run({{"tokens", tokens_.data()}, {"targets", targets_.data()}}, params_, 0);
-      loss += ex.scalar(p.step.traced.loss);
-      for (size_t m = 0; m < sums.size(); ++m) sums[m] += ex.scalar(p.step.traced.metrics[m].second);
+      run_pass_batch(dev_, c_, i, tokens_, targets_, loss, sums);
     }
     // Every batch has the same number of tokens: the mean of batch means is the mean over tokens.
     PassResult r;
@@ -370,7 +328,10 @@ class Session {
     // (only after a failed metrics write: the record the resumed run writes first)
     if (const Json& u = report_.unwritten(); !u.is_null() && u.value("kind", "") != "meta")
       state["unwritten_records"] = Json::array({u});
-    ckpt::CheckpointData d = assemble_checkpoint(state_.step, params_, *optimizer_, std::move(state));
+    ckpt::CheckpointData d;
+    d.step = state_.step;
+    download_for_checkpoint(*dev_.device, c_.params, d);
+    d.state = std::move(state);
     ckpt::WriteResult w;
     try {
       w = checkpoints_.write(d, run_decl().keep);
@@ -392,7 +353,7 @@ class Session {
       throw UserError(check.refused);
     }
     const ckpt::ResumeState& saved = check.saved;
-    load_checkpoint_tensors(from, params_, *optimizer_);
+    upload_from_checkpoint(*dev_.device, c_.params, from.data, from.path);
     state_.restore(saved, from.step);
     timings_.first_step = state_.step;
     for (const auto& [name, position] : saved.positions) train_feeds_.at(name)->restore(position);
@@ -465,21 +426,16 @@ class Session {
   }
 
   const RunRequest& req_;
-  const std::string device_name_ = kDeviceName;
+  const std::string device_name_{to_string(req_.env.device)};  // every report names the device from here
   std::unique_ptr<Communicator> comm_;
   RunState state_;
   Reporter report_;
   RunCheckpoints checkpoints_;
   Compiled c_;
   Experiment* x_ = nullptr;
-  std::unique_ptr<Executor> train_exec_;
-  std::vector<std::unique_ptr<Executor>> pass_exec_;
+  RunDevice dev_;
   std::map<std::string, std::unique_ptr<TrainFeed>> train_feeds_;
   std::vector<std::unique_ptr<PassFeed>> pass_feeds_;
-  ParamStore params_;
-  std::map<std::string, std::vector<float>> grads_;  // the sum over microbatches (with more than one)
-  std::map<std::string, const float*> grad_ptrs_;    // the step's gradients, as the optimizer reads them
-  std::unique_ptr<Optimizer> optimizer_;
   std::vector<int32_t> tokens_, targets_;
 
   std::vector<ResumeDifference> differences_;

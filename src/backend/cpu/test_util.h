@@ -7,9 +7,11 @@
 #include <random>
 
 #include "backend/cpu/executor.h"
+#include "backend/device.h"
 #include "backend/ref/ref.h"
 #include "graph/build.h"
 #include "plan/plan.h"
+#include "runtime/params.h"
 
 namespace sx::cpu::testing {
 
@@ -47,8 +49,7 @@ struct Case {
   }
   Feeds cpu_feeds() const {
     Feeds f;
-    for (const auto& [k, t] : feeds.inputs)
-      f.inputs[k] = is_float(t.dtype) ? (const void*)t.f.data() : t.i.data();
+    for (const auto& [k, t] : feeds.inputs) f.inputs[k] = is_float(t.dtype) ? (const void*)t.f.data() : t.i.data();
     for (const auto& [k, t] : feeds.params) f.params[k] = t.f.data();
     f.rng_offset = feeds.rng_offset;
     return f;
@@ -60,6 +61,21 @@ struct Case {
     ex.run(cpu_feeds());
     std::vector<ref::Tensor<float>> r;
     for (NodeId id : outs) r.push_back(ex.tensor(id));
+    return r;
+  }
+  // The outputs computed by the registered device `name`, the params uploaded
+  // to it by model path, as the runtime does.
+  std::vector<ref::Tensor<float>> on_device(const std::string& name, const std::vector<NodeId>& outs, int threads) {
+    auto d = backend::make_device(name, {.threads = threads});
+    d->allocate(params_of(g), nullptr);
+    for (const auto& [path, t] : feeds.params) d->upload(path, t.f);
+    backend::GraphHandle h = d->load(g, plan::make_plan(g, outs));
+    backend::DeviceInputs inputs;
+    for (const auto& [k, t] : feeds.inputs)
+      inputs.emplace_back(k, is_float(t.dtype) ? (const void*)t.f.data() : t.i.data());
+    d->run(h, inputs, feeds.rng_offset);
+    std::vector<ref::Tensor<float>> r;
+    for (NodeId id : outs) r.push_back(d->read(h, id));
     return r;
   }
 };
@@ -88,8 +104,8 @@ inline void expect_close(const ref::Tensor<float>& got, const ref::Tensor<float>
       continue;
     }
     if (!(std::fabs(g - w) <= rtol * (std::fabs(w) + scale) + atol))
-      ++bad, ADD_FAILURE() << what << " element " << k << " of " << want.shape.str() << ": cpu " << g
-                           << ", ref " << w << " (scale " << scale << ")";
+      ++bad, ADD_FAILURE() << what << " element " << k << " of " << want.shape.str() << ": cpu " << g << ", ref " << w
+                           << " (scale " << scale << ")";
   }
 }
 

@@ -1,0 +1,39 @@
+// The one place device names are written: each name with the function that
+// makes its device. The runtime asks for a device by the name it was given.
+#include <algorithm>
+
+#include "backend/device.h"
+#include "util/error.h"
+
+namespace sx::backend {
+
+std::unique_ptr<Device> make_cpu_device(std::string_view name, const DeviceOptions& options);
+std::unique_ptr<Device> make_ref_device(std::string_view name, const DeviceOptions& options);
+
+namespace {
+
+struct Registered {
+  const char* name;
+  std::unique_ptr<Device> (*make)(std::string_view, const DeviceOptions&);
+};
+
+// "cpu" first: the default. "ref" (the reference backend) is for tests only:
+// the command line offers cpu and cuda.
+constexpr Registered kDevices[] = {{"cpu", make_cpu_device}, {"ref", make_ref_device}};
+
+}  // namespace
+
+std::vector<std::string> device_names() {
+  std::vector<std::string> names;
+  for (const auto& d : kDevices) names.emplace_back(d.name);
+  return names;
+}
+
+std::unique_ptr<Device> make_device(std::string_view name, const DeviceOptions& options) {
+  for (const auto& d : kDevices)
+    if (name == d.name) return d.make(name, options);
+  SX_ASSERT(false, "make_device: no device of that name is registered");
+  return nullptr;
+}
+
+}  // namespace sx::backend

@@ -1,0 +1,55 @@
+#pragma once
+// A compiled experiment on a device: the device made by name, its buffers
+// initialised, the training graph and each pass's graph loaded; then what a
+// step and a pass do on it, and the tensors a checkpoint moves. The session
+// drives this; no arithmetic on tensors happens on the host.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/device.h"
+#include "checkpoint/checkpoint.h"
+#include "driver/compile.h"
+#include "runtime/feed.h"
+
+namespace sx {
+
+struct RunDevice {
+  std::unique_ptr<backend::Device> device;
+  backend::GraphHandle train = 0;
+  std::vector<backend::GraphHandle> passes;  // per Compiled::passes
+};
+
+// Makes device `name` and gives it the run's parameters: drawn from the
+// run's seed, then replaced by :init-from when there is one.
+RunDevice open_run_device(std::string_view name, const Compiled& c, const std::string& base_dir, int threads);
+
+// What the microbatches of one step report, summed over them.
+struct StepSums {
+  double loss = 0;
+  std::vector<double> metrics;  // per c.train.traced.metrics
+  std::vector<double> taps;     // per c.train.taps
+};
+
+// The forward and backward of step k's microbatches, the gradient summed on
+// the device. Dropout's offset is k << 16 | microbatch.
+StepSums run_microbatches(RunDevice& d, const Compiled& c, TrainFeed& feed, int64_t k, std::vector<int32_t>& tokens,
+                          std::vector<int32_t>& targets);
+
+// What a step must stop at, as NUM-001 names it: "train/loss" first, then
+// "grad/<path>" of the first parameter in model-path order.
+std::optional<std::string> first_nonfinite(const backend::Device& d, float loss);
+
+// One batch of a pass: the loss and each metric added to `loss` and `sums`.
+void run_pass_batch(RunDevice& d, const Compiled& c, size_t pass, const std::vector<int32_t>& tokens,
+                    const std::vector<int32_t>& targets, double& loss, std::vector<double>& sums);
+
+// The parameters and the optimizer's state, copied from the device for a checkpoint.
+void download_for_checkpoint(const backend::Device& d, const std::vector<ParamInfo>& params, ckpt::CheckpointData& out);
+// And back from a checkpoint; a missing tensor or one of another size is
+// E-CKPT-024 naming `checkpoint` (nothing is uploaded before all are checked).
+void upload_from_checkpoint(backend::Device& d, const std::vector<ParamInfo>& params, const ckpt::CheckpointData& in,
+                            const std::string& checkpoint);
+
+}  // namespace sx
