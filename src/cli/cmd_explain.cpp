@@ -2,6 +2,7 @@
 // path, each graph's size and its memory plan with the largest buffers.
 #include <iostream>
 
+#include "backend/cuda/report.h"
 #include "cli/commands.h"
 #include "driver/compile.h"
 #include "lang/selection.h"
@@ -28,6 +29,33 @@ void print_graph(const std::string& name, const StepGraph& s) {
   }
 }
 
+// The CUDA lowering report of one graph (and, with SEXPGPU_EXPLAIN=kernels, its launches).
+void print_lowering(const std::string& name, const StepGraph& s, const Compiled& c, const Environment& env,
+                    bool training) {
+  cuda::Precision precision = cuda::Precision::f32;
+  cuda::parse_precision(c.x->run->precision, &precision);
+  std::vector<cuda::TensorSize> params;
+  for (const auto& p : c.params) params.push_back({p.path, p.shape.numel()});
+  cuda::OptimizerInfo opt;
+  const auto& spec = c.x->run->optimizer;
+  int state = 0;
+  if (training && spec) {
+    opt.present = true;
+    opt.clip = spec->clip.has_value();
+    opt.tensors = static_cast<int64_t>(params.size());
+    for (const auto& p : params) opt.elements += p.elements;
+    state = spec->kind == "sgd" ? (spec->momentum != 0) : 2;
+  }
+  const Graph& g = s.traced.graph;
+  cuda::Lowering l = cuda::lower(g, s.plan, precision, opt);
+  cuda::DevicePlan plan = cuda::device_plan(g, s.plan, l, precision, params, state, training);
+  if (env.memory_gib)
+    cuda::check_fits(g, s.plan, plan, static_cast<int64_t>(*env.memory_gib * (1ll << 30)),
+                     fmt::format("SEXPGPU_MEMORY={}", *env.memory_gib), params);
+  std::cout << one_line(cuda::report_line(name, l, plan.total()));
+  if (env.explain_kernels) std::cout << cuda::kernel_lines(g, l);
+}
+
 }  // namespace
 
 const std::vector<FlagSpec>& explain_flags() {
@@ -42,7 +70,7 @@ const std::vector<FlagSpec>& explain_flags() {
 ExitStatus cmd_explain(const ParsedArgs& args) {
   const std::string& file = file_argument(args, "explain");
   Environment env = command_environment(args);
-  refuse_unbuilt_devices(env);
+  // Lowering is plain C++: explain plans for cuda on any machine.
   Selection sel = selection_from(args, env);
   Compiled c = compile(file, sel, compile_options(env, StopSignals::flag()));
   std::cout << one_line(fmt::format("experiment {} slug {} run {}\n", file, c.x->slug, c.x->run->name)) << "\nknobs:\n";
@@ -54,6 +82,11 @@ ExitStatus cmd_explain(const ParsedArgs& args) {
   std::cout << "\n";
   print_graph("train-step", c.train);
   for (const auto& p : c.passes) print_graph(p.decl->name, p.step);
+  if (env.device == Device::cuda) {
+    std::cout << "\n";
+    print_lowering("train-step", c.train, c, env, true);
+    for (const auto& p : c.passes) print_lowering(p.decl->name, p.step, c, env, false);
+  }
   return ExitStatus::done;
 }
 

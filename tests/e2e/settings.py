@@ -164,10 +164,14 @@ def case_nodes():
 
 
 def case_explain_device():
-    """explain --device cpu works; --device cuda is E-DEV-001 in a build without CUDA."""
+    """explain --device cpu and --device cuda both work in any build (lowering is plain C++); run --device cuda
+    is E-DEV-001 in a build without CUDA."""
     p = run("explain", "examples/my-run.sx", "--device", "cpu")
     expect(p.stdout.startswith("experiment examples/my-run.sx slug my-run run my-run"), p.stdout)
-    p = run("explain", "examples/my-run.sx", "--device", "cuda", check_rc=2)
+    expect("lowering train-step:" not in p.stdout, p.stdout)
+    p = run("explain", "examples/my-run.sx", "--device", "cuda")
+    expect("\nlowering train-step: " in p.stdout and "generated: not compiled) plan " in p.stdout, p.stdout)
+    p = run("run", "examples/my-run.sx", "--steps", "1", "--device", "cuda", check_rc=2)
     expect(p.stderr.startswith("error[E-DEV-001]"), p.stderr)
 
 

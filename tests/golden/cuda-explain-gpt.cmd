@@ -1,0 +1,1 @@
+explain cuda-explain-gpt.sx --device cuda

@@ -1,0 +1,1 @@
+explain cuda-mem-001.sx --device cuda
