@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "autodiff/autodiff.h"
-#include "backend/cpu/gpt_graph.h"
+#include "testing/gpt_graph.h"
 #include "graph/build.h"
 #include "graph/precision.h"
 
