@@ -77,7 +77,7 @@ std::shared_ptr<const Dataset> Dataset::load(const LoaderDecl& l, const std::str
                       l.source, l.name, d->num_tokens(), l.seq_len + 1),
           "use more data or a shorter :seq-len");
   } catch (UserError& e) {
-    bool tokenizer = e.code() == Code::DATA_011 || e.code() == Code::DATA_015;
+    bool tokenizer = e.code() == Code::DATA_015 || e.code() == Code::DATA_050 || e.code() == Code::DATA_051;
     if (!e.first().span.valid()) e.first().span = key_span(l, tokenizer ? "tokenizer" : "source");
     e.first().notes.push_back(fmt::format("in: loader `{}`", l.name));
     throw;

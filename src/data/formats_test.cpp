@@ -85,14 +85,6 @@ TEST(Tokenizer, BytesAreIds0To255) {
   EXPECT_EQ(decode(spec, std::string("a\xff\0", 3)), (std::vector<int32_t>{97, 255, 0}));
 }
 
-TEST(Tokenizer, BpeIsRefusedClearly) {
-  TokenizerSpec s;
-  s.kind = "bpe", s.path = "tokenizer.json";
-  auto e = error_of([&] { Tokenizer t(s); });
-  EXPECT_EQ(e.code(), Code::DATA_011);
-  EXPECT_NE(std::string(e.what()).find("not supported yet"), std::string::npos);
-}
-
 TEST(Tokenizer, BadUnknownOrAlphabet) {
   EXPECT_EQ(error_of([] { chars_tok("ab", "?"); }).code(), Code::DATA_015);
   EXPECT_EQ(error_of([] { chars_tok("ab", "ab"); }).code(), Code::DATA_015);

@@ -2,19 +2,44 @@
 
 #include <algorithm>
 
+#include "data/shard_reader.h"
 #include "util/error.h"
 #include "util/utf8.h"
 
 namespace sx::data {
+
+std::shared_ptr<const BpeTokenizer> read_bpe_file(const TokenizerSpec& spec) {
+  constexpr uint64_t kLimit = 1ull << 30;  // the largest real ones are tens of MB
+  std::string path = spec.resolved_path.empty() ? spec.path : spec.resolved_path;
+  auto r = open_shard({path, path, {}, {}});
+  if (r->size() > kLimit)
+    throw UserError(Code::DATA_050, {}, fmt::format("tokenizer file {} is larger than 1 GiB", path));
+  return BpeTokenizer::parse(read_all(*r), path);
+}
+
+namespace {
+// The declaration (bpe "file") reads its file: errors point at it, and `check` knows the vocabulary.
+const bool kReaderSet = [] {
+  tokenizer_file_reader() = [](TokenizerSpec& spec) {
+    auto t = read_bpe_file(spec);
+    spec.file_vocab = t->vocab();
+    spec.file_model = t;
+  };
+  return true;
+}();
+}  // namespace
 
 Tokenizer::Tokenizer(const TokenizerSpec& spec) {
   if (spec.kind == "bytes") {
     bytes_ = true, vocab_ = 256;
     return;
   }
-  if (spec.kind != "chars")
-    throw UserError(Code::DATA_011, {}, fmt::format("the {} tokenizer is not supported yet", spec.kind),
-                    "use (chars \"...\") or bytes, or pre-tokenize the data into tokens-u16 or tokens-u32");
+  if (spec.kind == "bpe") {
+    bpe_ = spec.file_model ? std::static_pointer_cast<const BpeTokenizer>(spec.file_model) : read_bpe_file(spec);
+    vocab_ = bpe_->vocab();
+    return;
+  }
+  SX_ASSERT(spec.kind == "chars", "unknown tokenizer kind " + spec.kind);
   ascii_.fill(-1);
   auto p = reinterpret_cast<const unsigned char*>(spec.alphabet.data());
   size_t n = spec.alphabet.size();
@@ -73,6 +98,12 @@ void Tokenizer::encode(std::string_view text, const TextWhere& where, std::vecto
   size_t n = text.size();
   if (bytes_) {
     out.insert(out.end(), p, p + n);
+    return;
+  }
+  if (bpe_) {
+    size_t bad = invalid_utf8_at(text);
+    if (bad != std::string_view::npos) fail(7, text, bad, 0, where);
+    bpe_->encode(text, out);
     return;
   }
   // Called once per jsonl line: an exact reserve each time would copy the

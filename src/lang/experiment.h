@@ -2,7 +2,9 @@
 // The validated result of evaluating an experiment file: its knobs and
 // variants, loaders, model, run, passes, curriculum and sweep, with the
 // selection applied (the manifest) and the run's slug.
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,8 +27,8 @@ struct KnobDecl {
   std::vector<ValueP> choices;
   ValueP min, max;
   Span span;
-  std::string forced_type;  // run settings whose default may be nil say their type here
-  bool nullable = false;    // nil means "none" (checkpoint-every, eval-every, diagnostics)
+  std::string forced_type;   // run settings whose default may be nil say their type here
+  bool nullable = false;     // nil means "none" (checkpoint-every, eval-every, diagnostics)
   std::string type() const;  // "integer", "float", "string", "symbol", "boolean"; "" if none
 };
 
@@ -38,13 +40,24 @@ struct VariantDecl {
 
 // A tokenizer spec: (chars "abc" :unknown "?"), bytes, (bpe "tokenizer.json").
 struct TokenizerSpec : Object {
-  std::string kind;  // "chars", "bytes", "bpe"
+  std::string kind;      // "chars", "bytes", "bpe"
   std::string alphabet;  // chars: the alphabet, one id per code point
   std::optional<std::string> unknown;
-  std::string path;  // bpe
+  std::string path;           // bpe, as written
+  std::string resolved_path;  // bpe: relative to the experiment file, or s3://
+  // bpe: the file read at the declaration (by tokenizer_file_reader) — its
+  // vocabulary size and the parsed tokenizer the loader then uses.
+  int64_t file_vocab = -1;
+  std::shared_ptr<const void> file_model;
   std::string type_name() const override { return "tokenizer"; }
-  int64_t vocab() const;  // -1 for bpe until read
+  int64_t vocab() const;  // -1 for bpe when its file was not read
 };
+
+// Reads a (bpe ...) tokenizer's file when it is declared, so that a bad file
+// is an error at the declaration and (vocab loader) is known to `check`. The
+// data stage sets it (the language stage cannot read data files); unset, the
+// file is read when the data is.
+std::function<void(TokenizerSpec&)>& tokenizer_file_reader();
 
 struct LoaderDecl : Object {
   std::string name;
@@ -119,7 +132,7 @@ struct EvalDecl : Object {
   std::vector<KeyArg> keys;
   EnvP env;
   std::shared_ptr<LoaderDecl> loader;
-  int64_t every = 0;     // as declared
+  int64_t every = 0;  // as declared
   std::optional<int64_t> batches;
   std::optional<int64_t> batch;
   std::string type_name() const override { return "pass"; }

@@ -1,5 +1,7 @@
 // The builtins that make the values declarations take: tokenizers, optimizers
 // and learning-rate schedules, with PyTorch's defaults; and `vocab`.
+#include <filesystem>
+
 #include "lang/declarations.h"
 
 namespace sx {
@@ -19,16 +21,15 @@ int64_t kw_int(const Args& a, const std::string& key, int64_t dflt, int64_t min)
   ValueP v = a.get(key);
   if (!v) return dflt;
   if (v->kind != Kind::Int || v->i < min)
-    throw UserError(Code::EVAL_004, v->span.valid() ? v->span : a.call,
-                    fmt::format("`{}` expected an integer of at least {} for `:{}`, found {}", a.fn_name, min, key,
-                                repr(*v)));
+    throw UserError(
+        Code::EVAL_004, v->span.valid() ? v->span : a.call,
+        fmt::format("`{}` expected an integer of at least {} for `:{}`, found {}", a.fn_name, min, key, repr(*v)));
   return v->i;
 }
 
 void require_kw(const Args& a, const std::vector<std::string>& keys) {
   for (const auto& k : keys)
-    if (!a.get(k))
-      throw UserError(Code::EVAL_003, a.call, fmt::format("`{}` needs `:{}`", a.fn_name, k));
+    if (!a.get(k)) throw UserError(Code::EVAL_003, a.call, fmt::format("`{}` needs `:{}`", a.fn_name, k));
 }
 
 std::shared_ptr<ScheduleSpec> as_schedule(const Args& a, const ValueP& v) {
@@ -89,7 +90,12 @@ int64_t TokenizerSpec::vocab() const {
     for (unsigned char c : alphabet) n += (c & 0xC0) != 0x80;
     return n;
   }
-  return -1;
+  return file_vocab;
+}
+
+std::function<void(TokenizerSpec&)>& tokenizer_file_reader() {
+  static std::function<void(TokenizerSpec&)> reader;
+  return reader;
 }
 
 void register_spec_builtins(Interp& in) {
@@ -110,6 +116,19 @@ void register_spec_builtins(Interp& in) {
     auto t = std::make_shared<TokenizerSpec>();
     t->kind = "bpe";
     t->path = arg_string(a, 0);
+    std::string dir;
+    if (a.call.valid()) dir = std::filesystem::path(Sources::global().get(a.call.file).path).parent_path().string();
+    t->resolved_path = t->path.rfind("s3://", 0) == 0 || dir.empty()
+                           ? t->path
+                           : (std::filesystem::path(dir) / t->path).lexically_normal().string();
+    if (auto& read = tokenizer_file_reader()) {
+      try {
+        read(*t);
+      } catch (UserError& e) {
+        if (!e.first().span.valid()) e.first().span = a.span_of(0);
+        throw;
+      }
+    }
     return object(t, a.call);
   });
   for (const char* kind : {"adamw", "adam", "sgd"})
