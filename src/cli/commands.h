@@ -26,6 +26,9 @@ ExitStatus cmd_check(const ParsedArgs& args);
 ExitStatus cmd_knobs(const ParsedArgs& args);
 ExitStatus cmd_explain(const ParsedArgs& args);
 const std::vector<FlagSpec>& explain_flags();
+ExitStatus cmd_sweep(const ParsedArgs& args);
+const std::vector<FlagSpec>& sweep_flags();
+ExitStatus cmd_doctor(const ParsedArgs& args);
 ExitStatus cmd_help(const ParsedArgs& args);
 
 // The environment with the flags that alias variables applied.

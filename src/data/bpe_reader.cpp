@@ -5,7 +5,7 @@
 
 #include "data/bpe.h"
 #include "data/bpe_regex.h"
-#include "data/sha256.h"
+#include "util/sha256.h"
 #include "util/error.h"
 #include "util/utf8.h"
 

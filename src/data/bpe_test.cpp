@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "data/formats.h"
-#include "data/sha256.h"
+#include "util/sha256.h"
 #include "data/test_util.h"
 #include "util/utf8.h"
 

@@ -86,7 +86,7 @@ const std::vector<DeclForm>& declaration_forms() {
       {"defsweep",
        "(defsweep :knob [values ...] ...)",
        "the grid sexpgpu sweep runs when no --set grid is given; its keys are knob names, each with a non-empty list "
-       "of values; sexpgpu sweep is not part of this build yet",
+       "of values (docs/sweep.md)",
        {}},
   };
   return forms;
