@@ -158,7 +158,7 @@ json manifest_of(const std::string& file, const std::vector<Run>& runs, const Pa
     list.push_back({{"slug", r.slug}, {"variant", r.variant}, {"sets", sets}});
   }
   return {{"kind", "sweep"},        {"version", SEXPGPU_VERSION},
-          {"file", file},           {"sha256", data::sha256_hex(read_text(file))},
+          {"file", file},           {"sha256", sha256_hex(read_text(file))},
           {"selection", selection}, {"runs", list}};
 }
 
