@@ -4,7 +4,8 @@
 // with a conditional PUT (If-None-Match: *), renewed by its holder with
 // If-Match on its own etag, and deleted at the end of the run. A lock whose
 // lease has run out, or whose holder is a dead process on this host (a
-// kill -9), is stale and taken over (If-Match on the stale object's etag, so
+// kill -9; the same boot and pid namespace, not only the same host name), is
+// stale and taken over (If-Match on the stale object's etag, so
 // of two runs taking it over at once one wins).
 //
 // A conditional request that was applied but whose answer was lost is retried
@@ -13,11 +14,13 @@
 #include "checkpoint/lock_s3.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -54,11 +57,26 @@ std::string this_host() {
   return buf;
 }
 
+std::string read_line(const char* path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+// Which process table a pid is in: this boot of this machine, this pid
+// namespace. Containers sharing a host name (host networking) differ here.
+std::string process_table() {
+  struct stat st {};
+  std::string ns = ::stat("/proc/self/ns/pid", &st) == 0 ? std::to_string(st.st_ino) : "";
+  return read_line("/proc/sys/kernel/random/boot_id") + "/" + ns;
+}
+
 // What a lock object says; `readable` false for one that is not a lock sexpgpu wrote.
 struct Holder {
   bool readable = false;
   int64_t pid = 0, since = 0, expires = 0;
-  std::string host, token;
+  std::string host, token, processes;
 };
 
 Holder parse(const std::string& text) {
@@ -70,6 +88,7 @@ Holder parse(const std::string& text) {
     h.since = j.at("since").get<int64_t>();
     h.expires = j.at("expires").get<int64_t>();
     h.token = j.at("token").get<std::string>();
+    h.processes = j.value("processes", "");
     h.readable = true;
   } catch (const std::exception&) {
   }
@@ -83,7 +102,9 @@ std::string describe(const Holder& h) {
 // Why `h` no longer holds the location, or "" while it does.
 std::string stale_reason(const Holder& h, int64_t now) {
   if (h.expires < now) return fmt::format("its lease ran out at {}", utc(h.expires));
-  if (h.host == this_host() && h.pid > 0 && ::kill(static_cast<pid_t>(h.pid), 0) != 0 && errno == ESRCH)
+  // A pid is looked up only in the process table it belongs to.
+  if (h.host == this_host() && !h.processes.empty() && h.processes == process_table() && h.pid > 0 &&
+      ::kill(static_cast<pid_t>(h.pid), 0) != 0 && errno == ESRCH)
     return fmt::format("process {} is gone from this host", h.pid);
   return {};
 }
@@ -100,6 +121,7 @@ class S3Lock final : public RunLock {
     me_.host = this_host();
     me_.since = now_s();
     me_.token = random_token();
+    me_.processes = process_table();
   }
 
   ~S3Lock() override {
@@ -110,8 +132,9 @@ class S3Lock final : public RunLock {
     } catch (const UserError& e) {
       std::cerr << one_line(
           fmt::format("warning: cannot delete the lock {}: {}; the next run on this host takes it "
-                      "over, one elsewhere when its lease runs out",
+                      "over, one elsewhere when its lease runs out\n",
                       where_, e.diagnostics().front().message));
+    } catch (...) {  // nothing leaves a destructor
     }
   }
 
@@ -134,7 +157,7 @@ class S3Lock final : public RunLock {
                         "wait for that run to end, or give this run another slug (SEXPGPU_RUN_SLUG) or another "
                         "--checkpoint-dir");
       if (put(got->second)) {
-        std::cerr << one_line(fmt::format("warning: took over the lock {} of {}: {}", where_, describe(h), why));
+        std::cerr << one_line(fmt::format("warning: took over the lock {} of {}: {}\n", where_, describe(h), why));
         return;
       }
       // Someone else took it over first, or it changed: look again.
@@ -145,24 +168,29 @@ class S3Lock final : public RunLock {
   }
 
   void renew() override {
-    int64_t now = now_s();
-    if (now - renewed_at_ < lease_s_ / 4) return;  // a lease is renewed long before it runs out, and rarely
+    if (now_s() - renewed_at_ >= lease_s_ / 4) refresh();  // long before it runs out, and rarely
+  }
+
+  void confirm() override { refresh(); }
+
+ private:
+  // Writes the lease again. S3 out of reach is a warning: the run goes on (its
+  // checkpoints say more if it stays so) and tries again at the next boundary.
+  void refresh() {
+    std::optional<std::pair<std::string, std::string>> got;
     try {
       if (put(etag_)) return;
+      got = client_->get_with_etag(bucket_, key_);
     } catch (const UserError& e) {
-      // The network may be down for a while: the run goes on (its checkpoints say
-      // more if it stays down) and tries again at the next step.
-      if (!warned_) {
+      if (!warned_)
         std::cerr << one_line(
-            fmt::format("warning: cannot renew the lock {}: {}", where_, e.diagnostics().front().message));
-        warned_ = true;
-      }
+            fmt::format("warning: cannot renew the lock {}: {}\n", where_, e.diagnostics().front().message));
+      warned_ = true;
       return;
     }
-    auto got = client_->get_with_etag(bucket_, key_);
     Holder h = got ? parse(got->first) : Holder{};
-    if (h.readable && h.token == me_.token) return adopt(got->second);
-    etag_.clear();  // not ours any more: never deleted by this run
+    if (h.readable && h.token == me_.token) return adopt(got->second);  // our write, its answer lost
+    etag_.clear();                                                      // not ours any more: never deleted by this run
     throw UserError(Code::CKPT_056, {},
                     fmt::format("this run lost the lock {}: {}", where_,
                                 h.readable ? "it is held by " + describe(h) : "it was deleted"),
@@ -170,7 +198,6 @@ class S3Lock final : public RunLock {
                     "cut off from S3 for longer than the lease); the checkpoints written so far are intact");
   }
 
- private:
   std::string dir() const { return where_.substr(0, where_.rfind('/')); }
 
   void adopt(const std::string& etag) {
@@ -185,7 +212,8 @@ class S3Lock final : public RunLock {
     Holder next = me_;
     next.expires = now + lease_s_;
     nlohmann::json j = {{"pid", next.pid},         {"host", next.host},   {"since", next.since},
-                        {"expires", next.expires}, {"token", next.token}, {"written", utc(now)}};
+                        {"expires", next.expires}, {"token", next.token}, {"processes", next.processes},
+                        {"written", utc(now)}};
     auto etag = client_->put_if(bucket_, key_, j.dump() + "\n", if_etag);
     if (!etag) return false;
     adopt(*etag);

@@ -3,9 +3,11 @@
 #include "checkpoint/lock_s3.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -55,9 +57,17 @@ class S3Lock : public ::testing::Test {
     if (!got) return std::nullopt;
     return nlohmann::json::parse(*got);
   }
-  void write(int64_t pid, const std::string& on_host, int64_t expires) {
-    nlohmann::json j = {
-        {"pid", pid}, {"host", on_host}, {"since", now_s() - 100}, {"expires", expires}, {"token", "someone-else"}};
+  // A lock of another run; `processes` as this process's own lock says it (its process table) when empty.
+  void write(int64_t pid, const std::string& on_host, int64_t expires, std::string processes = {}) {
+    if (processes.empty()) {
+      std::ifstream boot("/proc/sys/kernel/random/boot_id");
+      std::getline(boot, processes);
+      struct stat st {};
+      ::stat("/proc/self/ns/pid", &st);
+      processes += "/" + std::to_string(st.st_ino);
+    }
+    nlohmann::json j = {{"pid", pid},         {"host", on_host},         {"since", now_s() - 100},
+                        {"expires", expires}, {"token", "someone-else"}, {"processes", processes}};
     client_->put(bucket(), key_, j.dump());
   }
 
@@ -111,12 +121,24 @@ TEST_F(S3Lock, StaleLocksAreTakenOver) {
   { auto lock = take(); }
   write(999'999'999, host(), now_s() + 600);  // a process gone from this host
   { auto lock = take(); }
+  // The same host name, another process table (a container with host networking): not looked up.
+  write(999'999'999, host(), now_s() + 600, "another-boot/4026531836");
+  EXPECT_EQ(error_of([&] { take(); }).code(), Code::CKPT_052);
   write(4242, "other-host", now_s() + 600);  // alive elsewhere: held
   EXPECT_EQ(error_of([&] { take(); }).code(), Code::CKPT_052);
   client_->put(bucket(), key_, "not json");
   UserError e = error_of([&] { take(); });
   EXPECT_EQ(e.code(), Code::CKPT_052);
   EXPECT_NE(e.diagnostics().front().message.find("not a lock sexpgpu wrote"), std::string::npos);
+}
+
+TEST_F(S3Lock, ConfirmedBeforeACheckpointWhateverItsAge) {
+  auto lock = take();
+  lock->confirm();  // ours: nothing to say
+  client_->remove(bucket(), key_);
+  UserError e = error_of([&] { lock->confirm(); });  // a renew would wait for a quarter of the lease
+  EXPECT_EQ(e.code(), Code::CKPT_056);
+  EXPECT_NE(e.diagnostics().front().message.find("it was deleted"), std::string::npos);
 }
 
 TEST_F(S3Lock, ConditionalPutsAsS3Has) {

@@ -23,9 +23,12 @@ namespace sx::ckpt {
 class RunLock {
  public:
   virtual ~RunLock() = default;
-  // Called at step boundaries: a lease is renewed here (S3); E-CKPT-056 when
-  // another run has taken the lock over.
+  // Called at step and pass boundaries: a lease is renewed here once it is
+  // a quarter gone (S3); E-CKPT-056 when another run has taken the lock over.
   virtual void renew() {}
+  // Called before each checkpoint: the lease renewed now, whatever its age,
+  // so a run that lost the lock never writes into the location again.
+  virtual void confirm() {}
 };
 
 class CheckpointStore {

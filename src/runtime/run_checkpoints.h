@@ -33,9 +33,13 @@ class RunCheckpoints {
 
   // Opens the run folder's store and claims it (ckpt::claim_location): held to the end.
   void claim(const std::string& slug, bool resuming);
-  // At a step boundary: renews the lock's lease (S3); E-CKPT-056 when another run took it over.
+  // At a step or pass boundary: renews the lock's lease (S3); E-CKPT-056 when another run took it over.
   void renew_lock() {
     if (lock_) lock_->renew();
+  }
+  // Before a checkpoint: the lock is still this run's (E-CKPT-056 otherwise).
+  void confirm_lock() {
+    if (lock_) lock_->confirm();
   }
   // The run line's `checkpoints` field: "-", "<location>" or "<location> every <n>".
   std::string text(const std::optional<int64_t>& every) const;

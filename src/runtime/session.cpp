@@ -12,11 +12,10 @@
 
 #include "checkpoint/resume_state.h"
 #include "data/train_stream.h"
-#include "lang/manifest_json.h"
 #include "driver/compile.h"
+#include "lang/manifest_json.h"
 #include "runtime/communicator.h"
 #include "runtime/curriculum.h"
-#include "util/glob.h"
 #include "runtime/feed.h"
 #include "runtime/init_from.h"
 #include "runtime/optimizer.h"
@@ -25,6 +24,7 @@
 #include "runtime/run_checkpoints.h"
 #include "runtime/run_device.h"
 #include "runtime/run_state.h"
+#include "util/glob.h"
 #include "util/stop_signals.h"
 
 namespace sx {
@@ -74,6 +74,7 @@ class Session {
         resume_text = checkpoints_.locate(*req_.env.resume);
         if (resuming()) load_resume();
       }
+      checkpoints_.renew_lock();  // opening the data and the resume may take long
     } catch (const UserError& e) {
       // A read cancelled by a stopping signal (an S3 request in flight) is a stop, not a failure.
       if (int sig = StopSignals::pending()) return stop_before_start(sig);
@@ -150,7 +151,7 @@ class Session {
       if (int sig = StopSignals::pending()) throw Stopped{sig};
       train_step(k);
       run_passes(passes_due(k), k);
-      checkpoints_.renew_lock();  // before a checkpoint: never written by a run that lost the lock
+      checkpoints_.renew_lock();
       if (checkpoint_due(k)) checkpoint();
       report_.status("running", /*throttle=*/true);
     }
@@ -266,6 +267,7 @@ class Session {
       report_.eval_line(name, k, r);
       auto& pending = state_.pending_passes;
       pending.erase(std::find(pending.begin(), pending.end(), name));
+      checkpoints_.renew_lock();  // a pass may be long
     }
     // The curriculum comes after all the passes due at a step (not after the last step's).
     size_t next = static_cast<size_t>(state_.stage) + 1;
@@ -323,6 +325,7 @@ class Session {
 
   // The checkpoint of the last completed step, with the passes still due at it.
   void checkpoint() {
+    checkpoints_.confirm_lock();  // never written by a run that lost the lock, on the way out too
     report_.status("checkpointing");
     Json state = state_.to_state_json(state_identity(), loader_positions());
     // (only after a failed metrics write: the record the resumed run writes first)

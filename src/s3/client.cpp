@@ -4,6 +4,8 @@
 #include "s3/client.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "s3/request.h"
 #include "s3/xml.h"
@@ -152,7 +154,15 @@ std::optional<std::string> Client::put_if(const std::string& bucket, const std::
   req.headers = {"Content-Type: application/octet-stream",
                  if_etag.empty() ? std::string("If-None-Match: *") : "If-Match: " + if_etag};
   Response r = perform(req);
-  if (r.status == 412 || r.status == 409) return std::nullopt;
+  // 409: a conditional write raced another one in flight and wrote nothing; S3 says to retry.
+  for (int i = 0; i < 4 && r.status == 409; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 << i));
+    r = perform(req);
+  }
+  // If-Match on an object that is not there: AWS answers 404 NoSuchKey, others 412.
+  if (r.status == 412 ||
+      (r.status == 404 && !if_etag.empty() && xml::text(r.body, "Code").value_or("") != "NoSuchBucket"))
+    return std::nullopt;
   if (r.status != 200) throw failed(config_, "PUT", bucket, key, r.status, r.body, r.attempts);
   std::string etag = r.headers["etag"];
   if (etag.empty()) throw bad_answer(config_, "PUT", bucket, key, "no ETag in the answer");

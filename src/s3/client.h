@@ -74,8 +74,8 @@ class Client {
   // A conditional PUT of a small object: only when no object is at `key`
   // (if_etag empty: If-None-Match: *) or when the object there has the etag
   // `if_etag` (If-Match). The new object's etag, or nullopt when the
-  // condition did not hold (HTTP 412, or 409 for a conditional write that
-  // raced another). A retried request whose first try was applied also
+  // condition did not hold (HTTP 412; 404 for If-Match on a missing object).
+  // A 409 (a conditional write that raced another) is retried. A retried request whose first try was applied also
   // answers 412: the caller tells that apart by reading the object back.
   std::optional<std::string> put_if(const std::string& bucket, const std::string& key, std::string_view bytes,
                                     const std::string& if_etag);

@@ -81,7 +81,7 @@ def case_s3_lock_kill9_taken_over():
     p, _ = second_run(moto, "after-kill")
     expect(p.returncode == 0, f"exit {p.returncode}:\n{p.stderr}")
     expect(f"warning: took over the lock {LOCATION}/{SLUG}/.lock of pid {first.pid} on host" in p.stderr and
-           f"process {first.pid} is gone from this host" in p.stderr, p.stderr)
+           f"process {first.pid} is gone from this host\n" in p.stderr, p.stderr)
     expect(time.time() - t0 < 120, "the take-over waited")
     expect(lock_object(moto) is None, "the lock outlived its run")
     moto.close()
