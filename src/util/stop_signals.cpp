@@ -19,7 +19,9 @@ std::atomic<bool> g_flag{false};
 struct LastStatus {
   std::string temp, target, text;
 };
-LastStatus g_last[2];
+// Never destroyed: a signal can come while exit() runs the static destructors,
+// and its handler must not read a freed string.
+LastStatus* const g_last = new LastStatus[2];
 std::atomic<int> g_published{-1};
 std::atomic<bool> g_exiting{false};
 
