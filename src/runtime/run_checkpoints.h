@@ -37,10 +37,6 @@ class RunCheckpoints {
   void renew_lock() {
     if (lock_) lock_->renew();
   }
-  // Before a checkpoint: the lock is still this run's (E-CKPT-056 otherwise).
-  void confirm_lock() {
-    if (lock_) lock_->confirm();
-  }
   // The run line's `checkpoints` field: "-", "<location>" or "<location> every <n>".
   std::string text(const std::optional<int64_t>& every) const;
 

@@ -325,7 +325,6 @@ class Session {
 
   // The checkpoint of the last completed step, with the passes still due at it.
   void checkpoint() {
-    checkpoints_.confirm_lock();  // never written by a run that lost the lock, on the way out too
     report_.status("checkpointing");
     Json state = state_.to_state_json(state_identity(), loader_positions());
     // (only after a failed metrics write: the record the resumed run writes first)
