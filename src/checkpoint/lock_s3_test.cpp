@@ -20,16 +20,7 @@ namespace {
 
 using s3::testing::moto;
 
-template <typename F>
-UserError error_of(F f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no UserError";
-  return UserError(Code::CKPT_020, {}, "none");
-}
+using s3::testing::error_of;
 
 int64_t now_s() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();

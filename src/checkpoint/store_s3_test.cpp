@@ -12,16 +12,7 @@ namespace {
 
 using s3::testing::moto;
 
-template <typename F>
-UserError error_of(F f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no UserError";
-  return UserError(Code::CKPT_020, {}, "none");
-}
+using s3::testing::error_of;
 
 class S3Checkpoints : public ::testing::Test {
  protected:
@@ -30,8 +21,7 @@ class S3Checkpoints : public ::testing::Test {
     client_ = s3::testing::test_client(moto().checkpoint);
     s3::set_client(S3Role::checkpoint, client_);
     prefix_ = "ckpt/" + s3::testing::test_prefix();
-    location_ =
-        Location{"s3://" + moto().checkpoint_bucket + "/" + prefix_, true, moto().checkpoint_bucket, prefix_};
+    location_ = Location{"s3://" + moto().checkpoint_bucket + "/" + prefix_, true, moto().checkpoint_bucket, prefix_};
   }
   void TearDown() override { s3::set_client(S3Role::checkpoint, nullptr); }
   std::string key(const std::string& rest) const { return prefix_ + "/run/" + rest; }

@@ -22,16 +22,7 @@ using testing::moto_auth;
 using testing::test_client;
 using testing::test_prefix;
 
-template <typename F>
-UserError error_of(F f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no UserError";
-  return UserError(Code::S3_005, {}, "none");
-}
+using testing::error_of;
 
 TEST(S3Address, Parse) {
   EXPECT_EQ(parse_address("s3://b/a/k").bucket, "b");
@@ -218,8 +209,7 @@ TEST(S3Client, CancelAbandonsARequestInFlight) {
   ASSERT_EQ(::listen(fd, 4), 0);
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   std::string endpoint = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  expect_cancelled(config_from(testing::credentials(S3Role::data, endpoint, "k", "s")),
-                   std::chrono::milliseconds(300));
+  expect_cancelled(config_from(testing::credentials(S3Role::data, endpoint, "k", "s")), std::chrono::milliseconds(300));
   ::close(fd);
 }
 
@@ -228,8 +218,7 @@ TEST(S3Client, MissingCredentialsNameTheVariable) {
   auto e = error_of([] { client_for(S3Role::data, "the data source s3://b/k"); });
   EXPECT_EQ(e.code(), Code::ENV_002);
   ASSERT_FALSE(e.first().notes.empty());
-  EXPECT_NE(e.first().notes[0].find("SEXPGPU_DATA_AWS_ACCESS_KEY_ID"), std::string::npos)
-      << e.first().notes[0];
+  EXPECT_NE(e.first().notes[0].find("SEXPGPU_DATA_AWS_ACCESS_KEY_ID"), std::string::npos) << e.first().notes[0];
 }
 
 }  // namespace

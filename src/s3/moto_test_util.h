@@ -16,6 +16,7 @@
 #include <string>
 
 #include "s3/client.h"
+#include "util/error.h"
 #include "util/environment.h"
 
 namespace sx::s3::testing {
@@ -80,8 +81,7 @@ inline Moto* start_moto(bool auth) {
   }
   m->endpoint = j["endpoint"];
   m->data = credentials(S3Role::data, m->endpoint, j["data"]["key"], j["data"]["secret"]);
-  m->checkpoint =
-      credentials(S3Role::checkpoint, m->endpoint, j["checkpoint"]["key"], j["checkpoint"]["secret"]);
+  m->checkpoint = credentials(S3Role::checkpoint, m->endpoint, j["checkpoint"]["key"], j["checkpoint"]["secret"]);
   m->data_bucket = j["buckets"]["data"];
   m->checkpoint_bucket = j["buckets"]["checkpoint"];
   return m;
@@ -90,6 +90,18 @@ inline Moto* start_moto(bool auth) {
 // The server of this test binary; its why_not says why there is none. moto's
 // verifier rejects some valid signatures (%2F in a query value, so every LIST
 // of a prefix with '/'), so only credential tests use the one with auth on.
+// The UserError that `f` throws; a test failure when it throws none.
+template <typename F>
+UserError error_of(F f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no UserError";
+  return UserError(Code::S3_005, {}, "none");
+}
+
 inline const Moto& moto() {
   static std::unique_ptr<Moto> m(start_moto(false));
   return *m;
@@ -116,10 +128,9 @@ inline std::string test_prefix() {
 
 }  // namespace sx::s3::testing
 
-#define SX_REQUIRE_MOTO_AUTH()                                \
-  do {                                                        \
-    if (!::sx::s3::testing::moto_auth().why_not.empty())      \
-      GTEST_SKIP() << ::sx::s3::testing::moto_auth().why_not; \
+#define SX_REQUIRE_MOTO_AUTH()                                                                                   \
+  do {                                                                                                           \
+    if (!::sx::s3::testing::moto_auth().why_not.empty()) GTEST_SKIP() << ::sx::s3::testing::moto_auth().why_not; \
   } while (0)
 
 #define SX_REQUIRE_MOTO()                                                                              \
