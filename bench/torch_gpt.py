@@ -2,13 +2,17 @@
 """PyTorch side of bench/run.sh: trains std/nn's `gpt` (docs/model.md; the same
 model as tools/make_parity_fixtures.py) with AdamW and prints one JSON line.
 
-    /usr/bin/python3 bench/torch_gpt.py VOCAB D LAYERS HEADS SEQ BATCH STEPS WARMUP [THREADS]
+    /usr/bin/python3 bench/torch_gpt.py VOCAB D LAYERS HEADS SEQ BATCH STEPS WARMUP [THREADS] [--separate-qkv]
 
-Written as a PyTorch user would: nn.Embedding, nn.LayerNorm, nn.Linear (addmm:
-bias fused into the product), a causal mask, GELU (tanh), an untied head
-without bias, F.cross_entropy, torch.optim.AdamW(weight_decay=0.1). THREADS
-(optional) goes to torch.set_num_threads; OMP_* variables are read by torch
-itself. step_s: per-step wall times after WARMUP steps; the median is reported.
+Written as a PyTorch user would, nanoGPT's way: nn.Embedding, nn.LayerNorm,
+nn.Linear (addmm: bias fused into the product), ONE fused `qkv` linear [d, 3d]
+split into q, k and v (the same math as three d x d linears with biases, and
+the same parameter count, printed as "params"), a causal mask, GELU (tanh, as
+std/nn), an untied head without bias, F.cross_entropy,
+torch.optim.AdamW(weight_decay=0.1). --separate-qkv: the older, slower peer
+with separate q, k and v linears. THREADS (optional, > 0) goes to
+torch.set_num_threads; OMP_* variables are read by torch itself. step_s:
+per-step wall times after WARMUP steps; the median is reported.
 """
 import json
 import math
@@ -22,10 +26,16 @@ import torch.nn.functional as F
 
 
 class Block(nn.Module):
-    def __init__(self, d, heads):
+    def __init__(self, d, heads, separate_qkv):
         super().__init__()
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.wq, self.wk, self.wv, self.wo = (nn.Linear(d, d) for _ in range(4))
+        if separate_qkv:
+            self.wq, self.wk, self.wv = (nn.Linear(d, d) for _ in range(3))
+            self.qkv = lambda a: (self.wq(a), self.wk(a), self.wv(a))
+        else:
+            self.wqkv = nn.Linear(d, 3 * d)
+            self.qkv = lambda a: self.wqkv(a).split(d, dim=2)
+        self.wo = nn.Linear(d, d)
         self.fc, self.proj = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
         self.heads = heads
 
@@ -34,7 +44,7 @@ class Block(nn.Module):
         h, hd = self.heads, d // self.heads
         a = self.ln1(x)
         split = lambda y: y.view(b, t, h, hd).transpose(1, 2)
-        q, k, v = split(self.wq(a)), split(self.wk(a)), split(self.wv(a))
+        q, k, v = (split(y) for y in self.qkv(a))
         s = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
         s = s.masked_fill(mask, float("-inf"))
         o = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(b, t, d)
@@ -43,11 +53,11 @@ class Block(nn.Module):
 
 
 class Gpt(nn.Module):
-    def __init__(self, vocab, d, layers, heads, seq):
+    def __init__(self, vocab, d, layers, heads, seq, separate_qkv=False):
         super().__init__()
         self.embed, self.pos = nn.Embedding(vocab, d), nn.Parameter(0.02 * torch.randn(seq, d))
         nn.init.normal_(self.embed.weight, std=0.02)
-        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(d, heads, separate_qkv) for _ in range(layers))
         self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab, bias=False)
         self.register_buffer("mask", torch.ones(seq, seq, dtype=torch.bool).triu(1))
@@ -61,11 +71,13 @@ class Gpt(nn.Module):
 
 
 def main():
-    vocab, d, layers, heads, seq, batch, steps, warmup = (int(a) for a in sys.argv[1:9])
-    if len(sys.argv) > 9 and int(sys.argv[9]) > 0:
-        torch.set_num_threads(int(sys.argv[9]))
+    separate_qkv = "--separate-qkv" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--separate-qkv"]
+    vocab, d, layers, heads, seq, batch, steps, warmup = (int(a) for a in args[0:8])
+    if len(args) > 8 and int(args[8]) > 0:
+        torch.set_num_threads(int(args[8]))
     torch.manual_seed(1)
-    model = Gpt(vocab, d, layers, heads, seq)
+    model = Gpt(vocab, d, layers, heads, seq, separate_qkv)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
     g = torch.Generator().manual_seed(2)
     data = torch.randint(0, vocab, (steps + warmup, batch, seq + 1), generator=g)
@@ -81,7 +93,8 @@ def main():
             times.append(time.perf_counter() - start)
     step_s = statistics.median(times)
     print(json.dumps({"step_s": step_s, "tok_s": batch * seq / step_s, "threads": torch.get_num_threads(),
-                      "loss": float(loss)}))
+                      "params": sum(p.numel() for p in model.parameters()), "loss": float(loss),
+                      "qkv": "separate" if separate_qkv else "fused"}))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev pkg-config
       libopenblas-dev nlohmann-json3-dev libcli11-dev libfmt-dev
       libcurl4-openssl-dev libssl-dev libzstd-dev libarchive-dev libxxhash-dev
-      libgtest-dev libgmock-dev libbenchmark-dev python3 libpcre2-dev libutf8proc-dev)
+      libgtest-dev libgmock-dev libbenchmark-dev python3 libpcre2-dev libutf8proc-dev
+      libgloo-dev)
+pkgs+=(protobuf-compiler tmux)  # tests: TensorBoard files decoded by protoc (e2e/tensorboard.py); watch in a terminal (e2e/watch.py)
+pkgs+=(chromium tidy)  # tests: the report opened in headless Chromium and validated by tidy (e2e/report.py)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

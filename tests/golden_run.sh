@@ -11,7 +11,9 @@
 #   NAME.cmd       optional: the arguments replacing `check NAME.sx`
 #                  (e.g. `frobnicate NAME.sx`, `knobs NAME.sx`)
 #   NAME.env       optional: VAR=value lines; the run gets only these, PATH,
-#                  HOME and *SAN_OPTIONS (no SEXPGPU_* from the caller leaks in)
+#                  HOME and *SAN_OPTIONS (no SEXPGPU_* from the caller leaks in);
+#                  @TMP@ in a value is a folder made empty for each run
+#                  (XDG_CACHE_HOME=@TMP@: a cold kernel cache)
 # It runs `sexpgpu check NAME.sx ARGS` from the directory holding NAME.sx, so
 # paths in messages are short and stable.
 #
@@ -49,16 +51,19 @@ envs=(PATH="$PATH" HOME="${HOME:-/root}")
 for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
   [ -n "${!v:-}" ] && envs+=("$v=${!v}")
 done
+tmp=$work/tmp/$name
+rm -rf "$tmp" && mkdir -p "$tmp"
 if [ -f "$golden/$name.env" ]; then
   while IFS= read -r line || [ -n "$line" ]; do
     case $line in ''|'#'*) continue ;; esac
-    envs+=("$line")
+    envs+=("${line//@TMP@/$tmp}")
   done <"$golden/$name.env"
 fi
 
 out=$work/out/$name
 mkdir -p "$out"
-(cd "$rundir" && env -i "${envs[@]}" timeout 60 "$sexpgpu" "${args[@]}") >"$out/stdout" 2>"$out/stderr"
+# (120 s: a cold kernel cache makes `explain --device cuda` compile with NVRTC, slow on a loaded machine)
+(cd "$rundir" && env -i "${envs[@]}" timeout 120 "$sexpgpu" "${args[@]}") >"$out/stdout" 2>"$out/stderr"
 rc=$?
 { echo "exit: $rc"; cat "$out/stderr"; } >"$out/expected"
 

@@ -44,7 +44,9 @@ using GraphHandle = int;
 using DeviceInputs = std::vector<std::pair<std::string, const void*>>;
 
 struct DeviceOptions {
-  int threads = 1;  // the cpu's; results do not depend on it
+  int threads = 1;                // the cpu's; results do not depend on it
+  std::string precision = "f32";  // the run's :precision (cuda: tf32 products)
+  int ordinal = -1;               // cuda: the CUDA ordinal of this rank; -1: SEXPGPU_DEVICES' first
 };
 
 class Device {
@@ -87,6 +89,15 @@ class Device {
   // The optimizer's update of step k (1-based) at rate `lr` from the step's
   // gradient (runtime/optimizer.h: PyTorch's definitions, clipping included).
   virtual StepStats update(int64_t k, double lr, bool want_stats) = 0;
+
+  // ---- several nodes (runtime/node_step.h) ----------------------------------------
+  // The step's gradient as one vector, every parameter in model-path order:
+  // read after the last accumulate_gradients, written back summed over the
+  // nodes before first_nonfinite_gradient() and update(). A device that
+  // cannot yet answers E-NODE-007.
+  virtual size_t step_gradient_size() const;
+  virtual void read_step_gradient(float* out) const;
+  virtual void write_step_gradient(const float* in);
 };
 
 // The devices this build has, by name ("cpu" first: the default).

@@ -71,6 +71,30 @@ std::optional<std::string> HostMemoryDevice::first_nonfinite_gradient() const {
   return std::nullopt;
 }
 
+size_t HostMemoryDevice::step_gradient_size() const {
+  size_t n = 0;
+  for (const auto& [path, values] : params_.values) n += values.size();
+  return n;
+}
+
+void HostMemoryDevice::read_step_gradient(float* out) const {
+  for (const auto& [path, g] : step_gradient_) {
+    size_t n = params_.values.at(path).size();
+    std::copy(g, g + n, out);
+    out += n;
+  }
+}
+
+// Into the sums (the graph's own outputs stay as the run left them).
+void HostMemoryDevice::write_step_gradient(const float* in) {
+  for (auto& [path, g] : step_gradient_) {
+    auto& sum = sums_[path];
+    sum.assign(in, in + params_.values.at(path).size());
+    in += sum.size();
+    g = sum.data();
+  }
+}
+
 StepStats HostMemoryDevice::update(int64_t k, double lr, bool want_stats) {
   SX_ASSERT(optimizer_, "update() on a device allocated without an optimizer");
   return optimizer_->step(params_, step_gradient_, k, lr, want_stats);

@@ -23,6 +23,9 @@ class HostMemoryDevice : public Device {
   void accumulate_gradients(GraphHandle train, int64_t j, int64_t m) override;
   std::optional<std::string> first_nonfinite_gradient() const override;
   StepStats update(int64_t k, double lr, bool want_stats) override;
+  size_t step_gradient_size() const override;
+  void read_step_gradient(float* out) const override;
+  void write_step_gradient(const float* in) override;
 
   float scalar(GraphHandle graph, NodeId id) const override { return output(graph, id)[0]; }
 

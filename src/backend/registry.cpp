@@ -1,5 +1,7 @@
 // The one place device names are written: each name with the function that
 // makes its device. The runtime asks for a device by the name it was given.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "backend/device.h"
@@ -9,6 +11,7 @@ namespace sx::backend {
 
 std::unique_ptr<Device> make_cpu_device(std::string_view name, const DeviceOptions& options);
 std::unique_ptr<Device> make_ref_device(std::string_view name, const DeviceOptions& options);
+std::unique_ptr<Device> make_cuda_device(std::string_view name, const DeviceOptions& options);
 
 namespace {
 
@@ -18,10 +21,22 @@ struct Registered {
 };
 
 // "cpu" first: the default. "ref" (the reference backend) is for tests only:
-// the command line offers cpu and cuda.
-constexpr Registered kDevices[] = {{"cpu", make_cpu_device}, {"ref", make_ref_device}};
+// the command line offers cpu and cuda (emulated with SEXPGPU_CUDA_EMULATE=1).
+constexpr Registered kDevices[] = {{"cpu", make_cpu_device}, {"ref", make_ref_device}, {"cuda", make_cuda_device}};
 
 }  // namespace
+
+namespace {
+[[noreturn]] void no_node_gradients(std::string_view device) {
+  throw UserError(Code::NODE_007, {},
+                  fmt::format("device {} cannot exchange its gradients with other nodes yet", device),
+                  "train on several nodes with --device cpu");
+}
+}  // namespace
+
+size_t Device::step_gradient_size() const { no_node_gradients(name()); }
+void Device::read_step_gradient(float*) const { no_node_gradients(name()); }
+void Device::write_step_gradient(const float*) { no_node_gradients(name()); }
 
 std::vector<std::string> device_names() {
   std::vector<std::string> names;

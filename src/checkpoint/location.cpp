@@ -14,17 +14,12 @@
 
 #include "checkpoint/checkpoint.h"
 #include "util/error.h"
+#include "util/host_name.h"
 
 namespace sx::ckpt {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string this_host() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
 
 UserError unusable(const std::string& where, const std::string& why) {
   return UserError(Code::CKPT_050, {}, fmt::format("the checkpoint location {} cannot be used: {}", where, why),
@@ -98,7 +93,7 @@ std::unique_ptr<RunLock> lock_local(const std::string& root) {
     }
     // A file system without flock (some network mounts): run unlocked rather than not at all.
   }
-  std::string me = fmt::format("pid {} on host {}\n", ::getpid(), this_host());
+  std::string me = fmt::format("pid {} on host {}\n", ::getpid(), host_name());
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
     int err = errno;
     ::close(fd);

@@ -27,6 +27,7 @@
 
 #include "s3/client.h"
 #include "util/error.h"
+#include "util/host_name.h"
 #include "util/printable.h"
 
 namespace sx::ckpt {
@@ -49,12 +50,6 @@ std::string random_token() {
   std::random_device rd;
   std::mt19937_64 g((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(::getpid()));
   return fmt::format("{:016x}{:016x}", g(), g());
-}
-
-std::string this_host() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
 }
 
 std::string read_line(const char* path) {
@@ -103,7 +98,7 @@ std::string describe(const Holder& h) {
 std::string stale_reason(const Holder& h, int64_t now) {
   if (h.expires < now) return fmt::format("its lease ran out at {}", utc(h.expires));
   // A pid is looked up only in the process table it belongs to.
-  if (h.host == this_host() && !h.processes.empty() && h.processes == process_table() && h.pid > 0 &&
+  if (h.host == host_name() && !h.processes.empty() && h.processes == process_table() && h.pid > 0 &&
       ::kill(static_cast<pid_t>(h.pid), 0) != 0 && errno == ESRCH)
     return fmt::format("process {} is gone from this host", h.pid);
   return {};
@@ -118,7 +113,7 @@ class S3Lock final : public RunLock {
         where_(std::move(where)),
         lease_s_(lease_s) {
     me_.pid = ::getpid();
-    me_.host = this_host();
+    me_.host = host_name();
     me_.since = now_s();
     me_.token = random_token();
     me_.processes = process_table();

@@ -24,7 +24,9 @@ ParsedArgs parse_args(const std::vector<std::string>& argv, const std::vector<Fl
   ParsedArgs out;
   for (size_t k = 0; k < argv.size(); ++k) {
     const std::string& a = argv[k];
-    if (a.size() < 2 || a.rfind("--", 0) != 0) {
+    bool short_flag = false;  // `-o`, when the command declares it
+    for (const auto& s : specs) short_flag |= s.name == a && a.rfind("--", 0) != 0;
+    if (!short_flag && (a.size() < 2 || a.rfind("--", 0) != 0)) {
       if (a.size() > 1 && a[0] == '-' && !(a[1] >= '0' && a[1] <= '9'))
         throw UserError(Code::CLI_002, {}, fmt::format("`sexpgpu {}` has no flag `{}`", command, a),
                         "flags are written --name; see `sexpgpu help " + command + "`");

@@ -3,13 +3,15 @@
 #include <cstdio>
 #include <iostream>
 
+#include "backend/cuda/cuda_device.h"
+#include "backend/cuda/driver/real_gpu.h"
 #include "cli/commands.h"
 #include "lang/interp.h"
 #include "lang/keys.h"
-#include "util/stop_signals.h"
 #include "util/big_stack.h"
 #include "util/error.h"
 #include "util/printable.h"
+#include "util/stop_signals.h"
 #include "util/version.h"
 
 namespace sx {
@@ -57,6 +59,10 @@ ExitStatus dispatch(const std::vector<std::string>& argv) {
 
 int cli_main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  // `--device cuda` without SEXPGPU_CUDA_EMULATE runs on the real GPU layer (dlopen'ed driver and cuBLASLt).
+  cuda::install_real_gpu([](const std::vector<int>& ordinals) { return cuda::make_real_gpu(ordinals); });
+  // An emulated run compiles its kernels too (where NVRTC is found): each run checks that they compile.
+  cuda::compile_on_emulated_gpu(true);
   ExitStatus status = ExitStatus::done;
   bool interrupted = false;
   // Deeply nested programs recurse deeply; see big_stack.h.

@@ -1,14 +1,17 @@
 // sexpgpu doctor: what this build and this environment can do, one line per
 // check — ok, warn or fail — with what to do. Nothing is trained and no secret
 // is printed (a Secret cannot be formatted; only the variable it came from is).
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 
+#include "backend/cuda/driver/discovery.h"
+#include "backend/cuda/rt/nvrtc.h"
 #include "cli/commands.h"
+#include "runtime/communicator.h"
+#include "runtime/metrics_syvain.h"
 #include "s3/client.h"
 #include "util/printable.h"
 #include "util/version.h"
@@ -35,25 +38,45 @@ bool secret_name(std::string_view name) {
   return false;
 }
 
+// The CUDA layer: the build, cuBLASLt, the driver and its devices (with free
+// memory: doctor is the one place that opens a context only to look).
+void check_cuda(Report& r) {
+  if (!cuda::built_with_cuda()) {
+    r.line("warn", "cuda", "this build has no CUDA: no device is opened and --device cuda is refused (E-DEV-001)",
+           "train with --device cpu, or use a build with CUDA");
+    return;
+  }
+  r.line("ok", "cuda",
+         fmt::format("this build has CUDA (toolkit {}); the driver and cuBLASLt are loaded at run time",
+                     cuda::toolkit_version()));
+  const auto& lt = cuda::cublaslt();
+  if (lt.api)
+    r.line("ok", "cublaslt", fmt::format("{} loads (cuBLASLt {})", lt.path, cuda::cublaslt_version_text(*lt.api)));
+  else
+    r.line("warn", "cublaslt", fmt::format("libcublasLt.so.13 not found: {} (E-DEV-005)", lt.failure),
+           "install the CUDA toolkit 13 or NVIDIA's cublas wheel to train on a GPU");
+  auto devices = cuda::describe_devices(cuda::discover(cuda::driver(), true));
+  r.line(devices.ok ? "ok" : "warn", "devices", devices.text, devices.todo);
+}
+
 void check_build(Report& r) {
   r.line("ok", "build", fmt::format("sexpgpu {}, CPU backend", SEXPGPU_VERSION));
-  r.line("warn", "cuda", "this build has no CUDA: no device is opened and --device cuda is refused (E-DEV-001)",
-         "train with --device cpu, or use a build with CUDA");
-  const char* found = nullptr;
-  for (const char* lib : {"libnvrtc.so", "libnvrtc.so.12", "libnvrtc.so.11.2"})
-    // Not closed: a library unloaded again leaves what its start-up allocated
-    // (libstdc++'s exception pool) unreachable, which LeakSanitizer reports.
-    if (dlopen(lib, RTLD_LAZY | RTLD_LOCAL)) {
-      found = lib;
-      break;
-    }
-  if (found)
-    r.line("ok", "nvrtc", fmt::format("{} loads (unused by this build, which generates no kernels)", found));
+  check_cuda(r);
+  if (const auto& nvrtc = cuda::nvrtc(); nvrtc.library)
+    r.line("ok", "nvrtc",
+           fmt::format("{} loads (NVRTC {}): the cuda device compiles its kernels with it", nvrtc.path,
+                       nvrtc.library->version()));
   else
-    r.line("warn", "nvrtc", "libnvrtc.so not found (only a CUDA build needs it)");
+    r.line("warn", "nvrtc", "NVRTC not found: explain --device cuda lists the kernels as not compiled",
+           "install the CUDA toolkit 13 or NVIDIA's nvrtc wheel to train on a GPU (E-DEV-030)");
   r.line("warn", "nccl", "this build has no NCCL: one node, one device", "unset SEXPGPU_NODES or set it to 1");
-  r.line("warn", "gloo", "this build has no Gloo: runs across several nodes are refused (E-NODE-001)");
-  r.line("warn", "kernel cache", "this build compiles no kernels, so it keeps no kernel cache");
+  if (have_gloo())
+    r.line("ok", "gloo", "Gloo over TCP: runs across several nodes (SEXPGPU_NODES, docs/nodes.md)");
+  else
+    r.line("warn", "gloo", "this build has no Gloo: runs across several nodes are refused (E-NODE-001)");
+  r.line("ok", "kernel cache",
+         "compiled kernels are kept in $XDG_CACHE_HOME/sexpgpu/kernels (else ~/.cache/sexpgpu/kernels); clearing it "
+         "is safe");
 }
 
 // Every SEXPGPU_*, SYVAIN_* and AWS_* variable that is set, parsed as `run` would.
@@ -146,9 +169,30 @@ void check_locations(Report& r, const Environment& env) {
       r.line("ok", "metrics", fmt::format("{} can be written", env.metrics->text));
     else
       r.line("fail", "metrics", fmt::format("{}: {}", env.metrics->text, why), "name a file in a writable folder");
+  } else if (env.metrics->kind == MetricsTarget::Kind::tensorboard) {
+    std::string why = writable(env.metrics->path + "/events.out.tfevents.doctor");
+    if (why.empty())
+      r.line("ok", "metrics", fmt::format("{}: the folder can be written", env.metrics->text));
+    else
+      r.line("fail", "metrics", fmt::format("{}: {}", env.metrics->text, why), "name a writable folder");
   } else if (env.metrics->kind == MetricsTarget::Kind::syvain) {
-    r.line("fail", "metrics", "the syvain target is not part of this build (E-METRICS-002)",
-           "use SEXPGPU_METRICS=jsonl:<path> or stdout");
+    try {
+      report::SyvainProbe p = report::probe_syvain(env);
+      if (p.refused)
+        r.line("fail", "metrics",
+               fmt::format("{} [{}]", p.refused->diagnostics().front().message, code_info(p.refused->code()).name),
+               p.refused->diagnostics().front().help);
+      else if (!p.unreachable.empty())
+        r.line(
+            "warn", "metrics",
+            fmt::format("syvain folder {}: unreachable ({}); a run would spool its records", p.folder, p.unreachable),
+            "check the network or SYVAIN_METRICS_URL; runs go on meanwhile");
+      else
+        r.line("ok", "metrics", fmt::format("syvain folder {}: the service accepts this key", p.folder));
+    } catch (const UserError& e) {
+      r.line("fail", "metrics", fmt::format("{} [{}]", e.diagnostics().front().message, code_info(e.code()).name),
+             e.diagnostics().front().help);
+    }
   } else {
     r.line("ok", "metrics", "stdout");
   }

@@ -2,6 +2,7 @@
 // type, default, doc and constraints, and every variant with what it sets.
 #include <iostream>
 
+#include "cli/cmd_bundle.h"
 #include "cli/commands.h"
 #include "util/stop_signals.h"
 #include "lang/declarations.h"
@@ -34,11 +35,12 @@ std::string constraints_of(const KnobDecl& k) {
 }  // namespace
 
 ExitStatus cmd_knobs(const ParsedArgs& args) {
-  const std::string& file = file_argument(args, "knobs");
   Environment env = command_environment(args);
+  ExperimentArg arg = experiment_argument(args, "knobs");
+  const std::string& file = arg.shown;
   Selection sel;  // the defaults: no variant, no --set
   sel.slug_base = env.run_slug;
-  auto interp = load_experiment(file, sel, env.eval_limit, StopSignals::flag());
+  auto interp = load_experiment(arg.file, sel, env.eval_limit, StopSignals::flag(), arg.display);
   const Experiment& x = interp->experiment();
 
   // The run's settings are knobs without a defknob: their types and ranges are fixed.

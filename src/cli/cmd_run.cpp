@@ -1,8 +1,11 @@
 // sexpgpu run FILE [selection] [--device] [--metrics] [--status] [--checkpoint-dir] [--resume] [--json]
+#include "cli/cmd_bundle.h"
 #include "cli/commands.h"
+#include "runtime/communicator.h"
+#include "runtime/metrics_syvain.h"
 #include "runtime/session.h"
-#include "util/stop_signals.h"
 #include "s3/client.h"
+#include "util/stop_signals.h"
 
 namespace sx {
 
@@ -24,18 +27,31 @@ ExitStatus cmd_run(const ParsedArgs& args) {
   req.file = file_argument(args, "run");
   req.env = command_environment(args);
   check_requirements(req.env);
+  // Before compilation: a key or folder the service refuses is refused here (exit 2).
+  if (req.env.metrics && req.env.metrics->kind == MetricsTarget::Kind::syvain) report::syvain_preflight(req.env);
   // The two roles' clients, for s3:// data and checkpoints. A stopping signal
   // abandons a data read in flight (the run stops before its first step); a
   // checkpoint write goes on, since it is the one kept on the way out.
   s3::set_credentials(req.env.s3_data, StopSignals::flag());
   s3::set_credentials(req.env.s3_checkpoint);
   refuse_unbuilt_devices(req.env);
-  if (req.env.nodes > 1)
+  ExperimentArg x = experiment_argument(args, "run");  // a bundle: extracted until the run ends
+  if (x.bundle) bundle::check_s3_objects(x.bundle->manifest(), x.shown);
+  req.file = x.file;
+  req.shown = x.shown;
+  req.display = x.display;
+  if (req.env.nodes > 1 && !have_gloo())
     throw UserError(
         Code::NODE_001, {},
-        fmt::format("SEXPGPU_NODES is {}: this sexpgpu does not run across several nodes yet", req.env.nodes),
-        "unset SEXPGPU_NODES (or set it to 1) to train on this machine alone");
-  req.selection = selection_from(args, req.env);
+        fmt::format("SEXPGPU_NODES is {}: this sexpgpu was built without Gloo and cannot run across nodes",
+                    req.env.nodes),
+        "rebuild with libgloo-dev installed, or unset SEXPGPU_NODES (or set it to 1) to train on this machine alone");
+  if (req.env.nodes > 1 && req.env.device != Device::cpu)
+    throw UserError(Code::NODE_007, {},
+                    fmt::format("SEXPGPU_NODES is {}: device {} cannot exchange its gradients with other nodes yet",
+                                req.env.nodes, to_string(req.env.device)),
+                    "train on several nodes with --device cpu");
+  req.selection = selection_for(x, args, req.env);
   req.json = args.has("--json");
   return static_cast<ExitStatus>(run_session(req));
 }

@@ -23,11 +23,12 @@
 
 #include "cli/commands.h"
 #include "cli/sweep.h"
-#include "util/sha256.h"
 #include "lang/frontend.h"
 #include "lang/interp.h"
-#include "util/stop_signals.h"
+#include "util/host_name.h"
 #include "util/printable.h"
+#include "util/sha256.h"
+#include "util/stop_signals.h"
 #include "util/version.h"
 
 extern char** environ;
@@ -203,12 +204,6 @@ void check_manifest(const std::string& path, const json& now) {
                     "run this sweep in another folder (--dir), or delete the folder to start the old one over");
 }
 
-std::string hostname() {
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
 // The run's lock: flock(2) on D/<slug>.lock, held by its process until it
 // exits (a sweep killed hard leaves no stale lock). The file says who holds it.
 int take_lock(const std::string& path, std::string& holder) {
@@ -230,7 +225,7 @@ void write_holder(int fd, pid_t pid) {
   auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char when[64];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  std::string text = fmt::format("pid {} on {} since {}\n", pid, hostname(), when);
+  std::string text = fmt::format("pid {} on {} since {}\n", pid, host_name(), when);
   if (ftruncate(fd, 0) == 0 && pwrite(fd, text.data(), text.size(), 0) < 0) {
     // The lock holds without its description; only a message would lack it.
   }

@@ -1,5 +1,6 @@
-// The sweep's final table, from each run's jsonl file (the latest segment's
-// record of each step wins, as docs/metrics.md reads a file) and status file.
+// The sweep's final table, from each run's jsonl file (run_records.h: the
+// latest segment's record of each step wins, as docs/metrics.md reads a file)
+// and status file.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/run_records.h"
 #include "cli/sweep.h"
 
 namespace sx::sweep {
@@ -25,37 +27,20 @@ std::optional<json> read_json(const std::string& path) {
 
 void read_metrics(const std::string& path, Summary& s) {
   std::ifstream in(path);
-  std::map<int64_t, double> losses;
-  std::map<std::string, std::map<int64_t, double>> evals;  // named as the summary names them -> step -> value
-  double segment_elapsed = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    json r = json::parse(line, nullptr, false);  // a line cut by a hard kill is not a record
-    if (r.is_discarded() || !r.is_object() || !r.contains("kind")) continue;
-    const std::string kind = r["kind"].is_string() ? r["kind"].get<std::string>() : "";
-    if (kind == "meta") {
-      s.time_s += segment_elapsed;
-      segment_elapsed = 0;
-      continue;
+  records::History h = records::read_history(in);
+  for (const auto& seg : h.segments) s.time_s += seg.elapsed_s;
+  for (auto it = h.steps.rbegin(); it != h.steps.rend(); ++it)
+    if (auto loss = records::number(it->second, "train/loss")) {
+      s.steps = it->first;
+      s.train_loss = *loss;
+      break;
     }
-    if (r.contains("elapsed_s") && r["elapsed_s"].is_number())
-      segment_elapsed = std::max(segment_elapsed, r["elapsed_s"].get<double>());
-    if (!r.contains("step") || !r["step"].is_number_integer()) continue;
-    int64_t step = r["step"].get<int64_t>();
-    if (kind == "step" && r.contains("train/loss") && r["train/loss"].is_number()) {
-      losses[step] = r["train/loss"].get<double>();
-    } else if (kind == "eval" && r.contains("pass") && r["pass"].is_string()) {
-      const std::string pass = r["pass"].get<std::string>();
+  std::map<std::string, double> last;  // named as the summary names them; the pass's latest step that has it
+  for (const auto& [pass, by_step] : h.evals)
+    for (const auto& [step, r] : by_step)
       for (const auto& [k, v] : r.items())
-        if (v.is_number_float() && k != "elapsed_s") evals[pass == "eval" ? k : pass + ":" + k][step] = v.get<double>();
-    }
-  }
-  s.time_s += segment_elapsed;
-  if (!losses.empty()) {
-    s.steps = losses.rbegin()->first;
-    s.train_loss = losses.rbegin()->second;
-  }
-  for (const auto& [metric, by_step] : evals) s.eval.emplace_back(metric, by_step.rbegin()->second);
+        if (v.is_number_float() && k != "elapsed_s") last[pass == "eval" ? k : pass + ":" + k] = v.get<double>();
+  s.eval.assign(last.begin(), last.end());
 }
 
 std::string number(const std::optional<double>& v) { return v ? fmt::format("{:.4f}", *v) : "-"; }

@@ -28,13 +28,21 @@ ExitStatus cmd_explain(const ParsedArgs& args);
 const std::vector<FlagSpec>& explain_flags();
 ExitStatus cmd_sweep(const ParsedArgs& args);
 const std::vector<FlagSpec>& sweep_flags();
+ExitStatus cmd_bundle(const ParsedArgs& args);
+const std::vector<FlagSpec>& bundle_flags();
 ExitStatus cmd_doctor(const ParsedArgs& args);
+ExitStatus cmd_watch(const ParsedArgs& args);
+const std::vector<FlagSpec>& watch_flags();
+ExitStatus cmd_report(const ParsedArgs& args);
+const std::vector<FlagSpec>& report_flags();
 ExitStatus cmd_help(const ParsedArgs& args);
 
 // The environment with the flags that alias variables applied.
 Environment command_environment(const ParsedArgs& args);
 
 // E-DEV-001 for a device this build does not have (cuda), from --device or SEXPGPU_DEVICE.
-void refuse_unbuilt_devices(const Environment& env);
+// With --device cuda, the GPUs the run trains on, checked (E-DEV-00x) and
+// written into env.devices in rank order: SEXPGPU_DEVICES, or all visible.
+void refuse_unbuilt_devices(Environment& env);
 
 }  // namespace sx

@@ -39,8 +39,6 @@ void split_added(std::string_view text, const std::vector<BpeAddedToken>& tokens
   if (from < text.size()) gap(text.substr(from));
 }
 
-constexpr size_t kCacheLimit = 1 << 20;  // words; a new corpus rarely has more distinct ones
-
 }  // namespace
 
 BpeTokenizer::BpeTokenizer() = default;
@@ -54,6 +52,36 @@ void BpeTokenizer::encode(std::string_view text, std::vector<int32_t>& out) cons
       text, raw_tokens_, [&](std::string_view seg) { encode_segment(seg, out); },
       [&](int32_t id) { out.push_back(id); });
 }
+
+// The word cache is too big for the CPU's caches: a lookup waits for memory
+// unless its slot was asked for a few words before.
+struct BpeTokenizer::Words {
+  static constexpr size_t kAhead = 8;
+  const BpeTokenizer& t;
+  std::vector<int32_t>& out;
+  std::string_view word[kAhead];
+  BpeWordCache::Key key[kAhead];
+  size_t first = 0, count = 0;  // a ring, in text order
+
+  Words(const BpeTokenizer& t, std::vector<int32_t>& out) : t(t), out(out) {}
+  void add(std::string_view w) {
+    if (w.empty()) return;
+    if (!t.cache_ || w.size() > BpeWordCache::kMaxWord) {
+      flush();
+      return t.encode_word(w, nullptr, out);
+    }
+    if (count == kAhead) {
+      t.encode_word(word[first], &key[first], out);
+      first = (first + 1) % kAhead, --count;
+    }
+    size_t i = (first + count++) % kAhead;
+    word[i] = w, key[i] = BpeWordCache::key(w);
+    t.cache_->prefetch(key[i]);
+  }
+  void flush() {
+    for (; count > 0; first = (first + 1) % kAhead, --count) t.encode_word(word[first], &key[first], out);
+  }
+};
 
 void BpeTokenizer::encode_segment(std::string_view raw, std::vector<int32_t>& out) const {
   std::string normalized;
@@ -73,35 +101,35 @@ void BpeTokenizer::encode_segment(std::string_view raw, std::vector<int32_t>& ou
     text = normalized;
   }
   split_added(
-      text, normalized_tokens_, [&](std::string_view seg) { encode_pretokens(seg, 0, out); },
+      text, normalized_tokens_,
+      [&](std::string_view seg) {
+        Words words(*this, out);
+        encode_pretokens(seg, 0, words);
+        words.flush();
+      },
       [&](int32_t id) { out.push_back(id); });
 }
 
 // Split `stage` (and the ones after it) over `text`; past the last, ByteLevel and the model.
-void BpeTokenizer::encode_pretokens(std::string_view text, size_t stage, std::vector<int32_t>& out) const {
+void BpeTokenizer::encode_pretokens(std::string_view text, size_t stage, Words& words) const {
   if (stage < splits_.size()) {
-    splits_[stage]->split(text, [&](size_t b, size_t e) { encode_pretokens(text.substr(b, e - b), stage + 1, out); });
+    splits_[stage]->split(text, [&](size_t b, size_t e) { encode_pretokens(text.substr(b, e - b), stage + 1, words); });
     return;
   }
-  if (add_prefix_space_ && (text.empty() || text[0] != ' ')) {
+  if (add_prefix_space_ && (text.empty() || text[0] != ' ')) {  // a word of its own, not a view of the text
+    words.flush();
     std::string spaced = " " + std::string(text);
-    return encode_word(spaced, out);
+    return encode_word(spaced, nullptr, words.out);
   }
-  encode_word(text, out);
+  words.add(text);
 }
 
-void BpeTokenizer::encode_word(std::string_view bytes, std::vector<int32_t>& out) const {
+// `key` is the word's in the cache, null when it is not to be cached.
+void BpeTokenizer::encode_word(std::string_view bytes, const BpeWordCache::Key* key, std::vector<int32_t>& out) const {
   if (bytes.empty()) return;
-  std::string key(bytes);
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      return;
-    }
-  }
-  std::vector<int32_t> ids;
+  if (key && cache_->find(*key, out)) return;
+  thread_local std::vector<int32_t> ids;  // no allocation per word
+  ids.clear();
   if (ignore_merges_) {  // a word that is a token is that token, whatever the merges would make of it
     std::string mapped;
     for (unsigned char b : bytes) mapped += byte_char_[b];
@@ -109,36 +137,48 @@ void BpeTokenizer::encode_word(std::string_view bytes, std::vector<int32_t>& out
     if (it != vocab_ids_.end()) ids.push_back(it->second);
   }
   if (ids.empty()) {
-    ids.reserve(bytes.size());
     for (unsigned char b : bytes) ids.push_back(byte_id_[b]);
     merge(ids);
   }
   out.insert(out.end(), ids.begin(), ids.end());
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  if (cache_.size() >= kCacheLimit) cache_.clear();
-  cache_.emplace(std::move(key), std::move(ids));
+  if (key) cache_->insert(*key, ids.data(), ids.size());
 }
 
 // GPT-2's loop: merge every occurrence of the lowest-ranked pair, left to
-// right, until no pair has a merge.
+// right, until no pair has a merge. The rank of each adjacent pair is kept
+// and looked up again only where a merge changed a neighbour.
 void BpeTokenizer::merge(std::vector<int32_t>& ids) const {
-  while (ids.size() > 1) {
-    int32_t best_rank = INT32_MAX, best_left = 0, best_right = 0, best_id = 0;
-    for (size_t i = 0; i + 1 < ids.size(); ++i) {
-      auto it = merges_.find((uint64_t(uint32_t(ids[i])) << 32) | uint32_t(ids[i + 1]));
-      if (it != merges_.end() && it->second.first < best_rank)
-        best_rank = it->second.first, best_id = it->second.second, best_left = ids[i], best_right = ids[i + 1];
+  constexpr int32_t kNone = INT32_MAX, kStale = -1;
+  thread_local std::vector<int32_t> rank;  // rank[i]: of the pair (ids[i], ids[i + 1])
+  size_t n = ids.size();
+  if (n < 2) return;
+  rank.resize(n);
+  auto look_up = [&](size_t i) {
+    const BpeMerges::Merge* m = merges_.find(ids[i], ids[i + 1]);
+    rank[i] = m ? m->rank : kNone;
+  };
+  for (size_t i = 0; i + 1 < n; ++i) look_up(i);
+  while (n > 1) {
+    size_t best = 0;
+    for (size_t i = 1; i + 1 < n; ++i)
+      if (rank[i] < rank[best]) best = i;
+    if (rank[best] == kNone) break;
+    // A rank is one pair's, so `best` is the pair's leftmost occurrence.
+    int32_t left = ids[best], right = ids[best + 1], merged = merges_.find(left, right)->merged;
+    size_t w = best;
+    for (size_t i = best; i < n; ++w) {
+      if (i + 1 < n && ids[i] == left && ids[i + 1] == right) {
+        ids[w] = merged, rank[w] = kStale, i += 2;
+        if (w > 0) rank[w - 1] = kStale;
+      } else {
+        ids[w] = ids[i], rank[w] = rank[i], ++i;
+      }
     }
-    if (best_rank == INT32_MAX) return;
-    size_t w = 0;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      if (i + 1 < ids.size() && ids[i] == best_left && ids[i + 1] == best_right)
-        ids[w++] = best_id, ++i;
-      else
-        ids[w++] = ids[i];
-    }
-    ids.resize(w);
+    n = w;
+    for (size_t i = best > 0 ? best - 1 : 0; i + 1 < n; ++i)
+      if (rank[i] == kStale) look_up(i);
   }
+  ids.resize(n);
 }
 
 }  // namespace sx::data

@@ -10,11 +10,12 @@
 // corpus and are not read. Anything else is refused when the file is read.
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "data/bpe_tables.h"
 
 namespace sx::data {
 
@@ -31,7 +32,9 @@ class BpeTokenizer {
   // `json` is the file's text, `name` how errors call the file. Throws
   // E-DATA-050 (not a tokenizer.json, or inconsistent) or E-DATA-051 (a
   // component this version does not support, named).
-  static std::shared_ptr<const BpeTokenizer> parse(std::string_view json, const std::string& name);
+  // `plain` (for tests): PCRE2 for every pattern and no word cache, the
+  // slow ways the fast ones must agree with.
+  static std::shared_ptr<const BpeTokenizer> parse(std::string_view json, const std::string& name, bool plain = false);
   ~BpeTokenizer();
 
   int64_t vocab() const { return vocab_; }
@@ -47,8 +50,9 @@ class BpeTokenizer {
   enum class Norm { nfc, nfkc };
 
   void encode_segment(std::string_view raw, std::vector<int32_t>& out) const;  // between added tokens
-  void encode_pretokens(std::string_view text, size_t stage, std::vector<int32_t>& out) const;
-  void encode_word(std::string_view bytes, std::vector<int32_t>& out) const;
+  struct Words;  // pre-tokens waiting for their ids, their cache slots fetched meanwhile (bpe.cpp)
+  void encode_pretokens(std::string_view text, size_t stage, Words& words) const;
+  void encode_word(std::string_view bytes, const BpeWordCache::Key* key, std::vector<int32_t>& out) const;
   void merge(std::vector<int32_t>& ids) const;
 
   int64_t vocab_ = 0;
@@ -60,12 +64,10 @@ class BpeTokenizer {
   std::vector<BpeAddedToken> raw_tokens_, normalized_tokens_;
   std::unordered_map<std::string, int32_t> vocab_ids_;  // byte-level strings -> id
   int32_t byte_id_[256]{};
-  std::string byte_char_[256];                                        // the byte-to-character map, as UTF-8
-  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;  // (left, right) -> (rank, merged id)
-
-  // Words seen before: most of a corpus is words it has seen.
-  mutable std::mutex cache_mutex_;
-  mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;
+  std::string byte_char_[256];  // the byte-to-character map, as UTF-8
+  BpeMerges merges_;
+  bool plain_ = false;                   // parse(..., plain)
+  std::unique_ptr<BpeWordCache> cache_;  // null when plain
 };
 
 // GPT-2's pre-tokenizer regex, used by ByteLevel when use_regex is true.

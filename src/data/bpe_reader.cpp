@@ -5,8 +5,8 @@
 
 #include "data/bpe.h"
 #include "data/bpe_regex.h"
-#include "util/sha256.h"
 #include "util/error.h"
+#include "util/sha256.h"
 #include "util/utf8.h"
 
 namespace sx::data {
@@ -74,7 +74,7 @@ class BpeReader {
     if (!last) throw unsupported("a ByteLevel pre-tokenizer before another pre-tokenizer");
     t_.add_prefix_space_ = flag(p, "add_prefix_space", true, "ByteLevel");
     if (flag(p, "use_regex", true, "ByteLevel"))
-      t_.splits_.push_back(std::make_unique<BpeRegex>(kGpt2Pattern, false, name_));
+      t_.splits_.push_back(std::make_unique<BpeRegex>(kGpt2Pattern, false, name_, !t_.plain_));
     byte_level_ = true;
   }
 
@@ -87,7 +87,7 @@ class BpeReader {
     if (!literal && !(pat.is_object() && pat.contains("Regex") && pat["Regex"].is_string()))
       throw bad("a Split pre-tokenizer's \"pattern\" is not {\"Regex\": \"...\"} or {\"String\": \"...\"}");
     t_.splits_.push_back(
-        std::make_unique<BpeRegex>(pat[literal ? "String" : "Regex"].get<std::string>(), literal, name_));
+        std::make_unique<BpeRegex>(pat[literal ? "String" : "Regex"].get<std::string>(), literal, name_, !t_.plain_));
   }
 
   void pre_tokenizer(const json& p) {
@@ -180,8 +180,7 @@ class BpeReader {
         throw bad(fmt::format("merge {} is {}, not \"a b\" or [\"a\", \"b\"]", i, m.dump().substr(0, 80)));
       }
       int32_t left = id_of(a, i), right = id_of(b, i), merged = id_of(a + b, i);
-      uint64_t key = (uint64_t(uint32_t(left)) << 32) | uint32_t(right);
-      t_.merges_.emplace(key, std::make_pair(static_cast<int32_t>(i), merged));  // a repeated merge: the first rank
+      t_.merges_.add(left, right, static_cast<int32_t>(i), merged);
     }
   }
 
@@ -215,12 +214,14 @@ class BpeReader {
   bool byte_level_ = false;
 };
 
-std::shared_ptr<const BpeTokenizer> BpeTokenizer::parse(std::string_view text, const std::string& name) {
+std::shared_ptr<const BpeTokenizer> BpeTokenizer::parse(std::string_view text, const std::string& name, bool plain) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded())
     throw UserError(Code::DATA_050, {}, fmt::format("tokenizer file {} is not valid JSON", name),
                     "give the tokenizer.json that Hugging Face's tokenizers library saved (tokenizer.save)");
   std::shared_ptr<BpeTokenizer> t(new BpeTokenizer());
+  t->plain_ = plain;
+  if (!plain) t->cache_ = std::make_unique<BpeWordCache>();
   BpeReader(*t, name).read(j);
   t->fingerprint_ = sha256_hex(text);
   return t;

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/bpe.h"
+#include "data/bpe_gpt2_split.h"
 #include "util/error.h"
 #include "util/utf8.h"
 
@@ -39,10 +41,11 @@ std::string oniguruma_spaces(const std::string& pattern) {
 
 }  // namespace
 
-BpeRegex::BpeRegex(const std::string& pattern, bool literal, const std::string& file) {
+BpeRegex::BpeRegex(const std::string& pattern, bool literal, const std::string& file, bool by_hand) {
   int err = 0;
   PCRE2_SIZE at = 0;
-  uint32_t opts = PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK | (literal ? PCRE2_LITERAL : 0);
+  // PCRE2_LITERAL refuses PCRE2_UCP ("invalid option bits"), which a literal does not need.
+  uint32_t opts = PCRE2_UTF | PCRE2_NO_UTF_CHECK | (literal ? PCRE2_LITERAL : PCRE2_UCP);
   // NO_UTF_CHECK at compile time too: a bad pattern must be an error, not UB.
   if (sx::invalid_utf8_at(pattern) != std::string_view::npos)
     throw UserError(Code::DATA_050, {}, fmt::format("{}: a Split pattern is not valid UTF-8", file));
@@ -58,12 +61,18 @@ BpeRegex::BpeRegex(const std::string& pattern, bool literal, const std::string& 
   }
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // when JIT is unavailable, the interpreter matches the same
   code_ = code;
+  gpt2_ = by_hand && !literal && pattern == kGpt2Pattern;
 }
 
 BpeRegex::~BpeRegex() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
 
 bool BpeRegex::find(std::string_view text, size_t from, size_t* begin, size_t* end) const {
   if (from > text.size()) return false;
+  if (gpt2_) {  // it matches every code point, never the empty string
+    if (from == text.size()) return false;
+    *begin = from, *end = gpt2_match_end(text, from);
+    return true;
+  }
   pcre2_match_data* md = thread_match_data();
   int rc = pcre2_match(static_cast<pcre2_code*>(code_), reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), from,
                        PCRE2_NO_UTF_CHECK, md, nullptr);

@@ -1,7 +1,8 @@
 #pragma once
 // A PCRE2 pattern in UTF + Unicode-property mode (\p{L}, lookahead: what
 // Hugging Face's Oniguruma patterns use), JIT-compiled, matched over valid
-// UTF-8 without checking it again at every match.
+// UTF-8 without checking it again at every match. GPT-2's pattern is
+// matched by hand instead (bpe_gpt2_split.h) unless `by_hand` is false.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -11,7 +12,7 @@ namespace sx::data {
 class BpeRegex {
  public:
   // Throws E-DATA-050 naming `file` when the pattern does not compile.
-  BpeRegex(const std::string& pattern, bool literal, const std::string& file);
+  BpeRegex(const std::string& pattern, bool literal, const std::string& file, bool by_hand = true);
   ~BpeRegex();
   BpeRegex(const BpeRegex&) = delete;
   BpeRegex& operator=(const BpeRegex&) = delete;
@@ -36,6 +37,7 @@ class BpeRegex {
   bool find(std::string_view text, size_t from, size_t* begin, size_t* end) const;
   static size_t next_char_len(std::string_view text, size_t at);
   void* code_ = nullptr;
+  bool gpt2_ = false;  // the pattern is kGpt2Pattern, matched by gpt2_match_end
 };
 
 }  // namespace sx::data

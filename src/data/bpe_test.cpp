@@ -11,9 +11,10 @@
 #include <sstream>
 #include <thread>
 
+#include "data/bpe_regex.h"
 #include "data/formats.h"
-#include "util/sha256.h"
 #include "data/test_util.h"
+#include "util/sha256.h"
 #include "util/utf8.h"
 
 namespace sx::data {
@@ -42,6 +43,15 @@ std::vector<int32_t> encode(const BpeTokenizer& t, std::string_view text) {
   std::vector<int32_t> out;
   t.encode(text, out);
   return out;
+}
+
+// "" when equal, else where the first id differs (not a dump of a million ids).
+std::string first_difference(const std::vector<int32_t>& got, const std::vector<int32_t>& want) {
+  size_t i = 0;
+  while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+  if (i == got.size() && i == want.size()) return "";
+  auto at = [&](const std::vector<int32_t>& v) { return i < v.size() ? std::to_string(v[i]) : "the end"; };
+  return fmt::format("id {} is {}, not {} ({} ids, not {})", i, at(got), at(want), got.size(), want.size());
 }
 
 std::string u32le(const std::vector<int32_t>& ids) {
@@ -101,6 +111,72 @@ TEST(Bpe, ManyThreadsGiveTheSameIds) {
   for (auto& g : got) threads.emplace_back([&] { g = encode(*t, text); });
   for (auto& th : threads) th.join();
   for (const auto& g : got) EXPECT_EQ(g, one);
+}
+
+// The fast ways (GPT-2's pattern matched by hand, the word cache) against
+// the plain ones (PCRE2, every word merged), on text that reaches every
+// branch: the corpus, long pieces past the cache's bound, special tokens,
+// text that NFC and NFKC change.
+TEST(Bpe, FastPathsGiveThePlainPathsIds) {
+  std::string corpus = fixture("corpus.txt");
+  std::vector<std::string> texts = {
+      corpus,
+      std::string(BpeWordCache::kMaxWord + 1, 'x') + " " + std::string(5000, 'y') + std::string(3000, ' ') + "z",
+      "a" + std::string(200, '7') + std::string(150, '!') + std::string(70, '\'') + "s \u4e2d\u6587\u4e2d\u6587",
+      std::string(BpeWordCache::kMaxWord, 'w') + " " + std::string(BpeWordCache::kMaxWord - 1, 'v'),
+      "\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11 \x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11",  // more ids
+                                                                                                            // than
+                                                                                                            // cached
+      "<|endoftext|>x<|pad|> <|endoftext|><|endoftext|>it's",
+      "e\u0301 \u00e9 \ufb01ne \u2460 \uff21\uff22 \u1e9b\u0323 \u212b x\u00b2 \u00bd \u2167 \u3000\u00a0 \u2028\n",
+  };
+  for (const char* name : {"gpt2", "gpt2-nfkc"}) {
+    auto fast = load(name);
+    auto plain = BpeTokenizer::parse(fixture(std::string(name) + ".tokenizer.json"), name, true);
+    for (const std::string& text : texts) {
+      std::vector<int32_t> want = encode(*plain, text);
+      std::string start = nlohmann::json(text.substr(0, 60)).dump();
+      EXPECT_EQ(first_difference(encode(*fast, text), want), "") << name << " " << start;
+      EXPECT_EQ(first_difference(encode(*fast, text), want), "") << name << " (cached) " << start;
+    }
+  }
+}
+
+TEST(Bpe, FullWordCacheStartsOverAndGivesTheSameIds) {
+  std::string text;  // more distinct words than the cache holds
+  for (int64_t i = 0; i < 300000; ++i) text += " " + std::to_string(i * 7919) + (i % 3 ? "a" : "");
+  auto fast = BpeTokenizer::parse(fixture("gpt2.tokenizer.json"), "gpt2");
+  auto plain = BpeTokenizer::parse(fixture("gpt2.tokenizer.json"), "gpt2", true);
+  std::vector<int32_t> want = encode(*plain, text);
+  EXPECT_EQ(first_difference(encode(*fast, text), want), "");
+  EXPECT_EQ(first_difference(encode(*fast, text), want), "") << "(cached)";
+}
+
+// GPT-2's pattern by hand against PCRE2 on random strings of the characters
+// its alternatives tell apart (every White_Space, letters, numbers of each
+// kind, marks, the contractions' letters).
+TEST(Bpe, HandMatchedGpt2PatternSplitsAsPcre2) {
+  BpeRegex by_hand(kGpt2Pattern, false, "t"), pcre2(kGpt2Pattern, false, "t", false);
+  std::vector<std::string> alphabet = {
+      " ",      "\n",     "\t",     "\r",     "\v",         "\f",     "'",      "s",      "t",
+      "r",      "e",      "v",      "l",      "m",          "d",      "A",      "1",      "!",
+      "\x1c",   "\u0085", "\u00a0", "\u1680", "\u180e",     "\u2000", "\u200a", "\u200b", "\u2028",
+      "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff",     "\u00e9", "\u0301", "\u4e2d", "\U0001F600",
+      "\u00b2", "\u00bd", "\u2167", "\u0663", "\U0001D7D8", "\u02b0", "\u01c5", "\u200d", "\U000E0041"};
+  uint64_t state = 12345;
+  auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  auto pieces = [](const BpeRegex& r, const std::string& text) {
+    std::vector<std::pair<size_t, size_t>> out;
+    r.split(text, [&](size_t b, size_t e) { out.emplace_back(b, e); });
+    return out;
+  };
+  for (int round = 0; round < 20000; ++round) {
+    std::string text;
+    for (size_t k = next() % 24; k > 0; --k) text += alphabet[next() % alphabet.size()];
+    ASSERT_EQ(pieces(by_hand, text), pieces(pcre2, text)) << nlohmann::json(text).dump();
+  }
+  std::string corpus = fixture("corpus.txt");
+  EXPECT_EQ(pieces(by_hand, corpus), pieces(pcre2, corpus));
 }
 
 // A small byte-level tokenizer.json: every byte, one merge "Ġ a" -> "Ġa".

@@ -1,8 +1,10 @@
 #pragma once
 // A loader's data: every shard read, checked and tokenized into one sequence
-// of token ids (held in memory as int32), cut into windows of seq-len + 1
+// of token ids, cut into windows of seq-len + 1
 // tokens. Window k starts at token k * seq-len, so a source of N tokens has
 // floor((N - 1) / seq-len) windows and consecutive windows share one token.
+// Text and jsonl are held in memory as int32; local tokens-u16/u32 files are
+// read in place, a record at a time (token_file.h).
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -12,6 +14,8 @@
 #include "lang/experiment.h"
 
 namespace sx::data {
+
+class TokenFile;  // token_file.h
 
 struct ShardInfo {
   std::string name;     // as errors and positions name it
@@ -35,10 +39,11 @@ class Dataset {
   Span span() const { return span_; }
   int64_t seq_len() const { return seq_len_; }
   int64_t vocab() const { return vocab_; }
-  int64_t num_tokens() const { return static_cast<int64_t>(tokens_.size()); }
+  int64_t num_tokens() const { return num_tokens_; }
   int64_t num_windows() const;
   const std::vector<ShardInfo>& shards() const { return shards_; }
-  const std::vector<int32_t>& tokens() const { return tokens_; }
+  // Tokens [first, first + n) of the whole sequence, across shards.
+  void read_tokens(int64_t first, int64_t n, int32_t* out) const;
 
   // Window k: tokens[0..seq_len) are its first seq-len ids, targets its last seq-len.
   void window(int64_t k, int32_t* tokens, int32_t* targets) const;
@@ -51,8 +56,18 @@ class Dataset {
   std::string loader_;
   Span span_;
   int64_t seq_len_ = 0, vocab_ = 0;
+  // Shard i's ids: pieces_[i].file, or tokens_ from pieces_[i].memory_at.
+  struct Piece {
+    std::shared_ptr<const TokenFile> file;
+    int64_t memory_at = 0;
+  };
+  void add_shard(std::string name, int64_t tokens, Piece piece);
+
+  int64_t num_tokens_ = 0;
   std::vector<int32_t> tokens_;
   std::vector<ShardInfo> shards_;
+  std::vector<Piece> pieces_;
+  bool any_file_ = false;
 };
 
 // The directory of the experiment file that declared `loader` ("" when unknown).

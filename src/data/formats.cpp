@@ -3,17 +3,20 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "data/token_file.h"
 #include "util/error.h"
 
 namespace sx::data {
 namespace {
 
-void decode_tokens(const FormatSpec& spec, const std::string& name, std::string_view bytes, size_t width,
+void decode_tokens(const FormatSpec& spec, const std::string& name, std::string_view file, size_t width,
                    std::vector<int32_t>& out) {
+  uint64_t header = token_data_offset(name, spec.format, file.substr(0, kLlmcHeaderBytes), file.size());
+  std::string_view bytes = file.substr(header);
   if (bytes.size() % width != 0)
     throw UserError(Code::DATA_009, {},
                     fmt::format("{} has {} bytes, not a multiple of {}: a {} file holds {}-byte token ids", name,
-                                bytes.size(), width, spec.format, width),
+                                file.size(), width, spec.format, width),
                     "the file is truncated, or is not of this :format");
   int64_t limit = spec.vocab > 0 ? spec.vocab : int64_t{1} << 31;
   auto p = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -25,7 +28,7 @@ void decode_tokens(const FormatSpec& spec, const std::string& name, std::string_
     if (id >= static_cast<uint64_t>(limit))
       throw UserError(
           Code::DATA_008, {},
-          fmt::format("{} at byte {}: token id {} is not below the vocabulary size {}", name, off, id, limit),
+          fmt::format("{} at byte {}: token id {} is not below the vocabulary size {}", name, header + off, id, limit),
           spec.vocab > 0 ? "raise the loader's :vocab, or fix the data" : "");
     out.push_back(static_cast<int32_t>(id));
   }

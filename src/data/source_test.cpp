@@ -5,13 +5,14 @@
 #include <unistd.h>
 
 #include "data/dataset.h"
-#include "util/sha256.h"
 #include "data/test_util.h"
 #include "util/memory.h"
+#include "util/sha256.h"
 
 namespace sx::data {
 namespace {
 
+using testing::all_tokens;
 using testing::error_of;
 using testing::TempDir;
 
@@ -98,7 +99,7 @@ TEST(Source, GlobMatchesInNameOrder) {
   EXPECT_EQ(shards[2].display, d.path() + "/data/shard-10.txt");
   // Concatenated with no separator.
   auto ds = load_text(d, "data/shard-*.txt");
-  EXPECT_EQ(ds->tokens(), (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(all_tokens(*ds), (std::vector<int32_t>{0, 1, 2}));
   EXPECT_EQ(ds->shards()[1].first_token, 1);
   auto e = error_of([&] { resolve_source("data/none-*.txt", d.path()); });
   EXPECT_EQ(e.code(), Code::DATA_001);
@@ -112,7 +113,7 @@ TEST(Source, LineManifestWithCommentsAndRelativeEntries) {
   std::string abs = d.write("c.txt", "ef");
   d.write("m/list.manifest", "# shards\n\n  a.txt  \n../other/b.txt\r\n" + abs + "\n");
   auto ds = load_text(d, "m/list.manifest");
-  EXPECT_EQ(ds->tokens(), (std::vector<int32_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(all_tokens(*ds), (std::vector<int32_t>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(ds->shards()[1].name, d.path() + "/other/b.txt");
   d.write("m/empty.manifest", "# nothing\n");
   EXPECT_EQ(error_of([&] { load_text(d, "m/empty.manifest"); }).code(), Code::DATA_002);

@@ -45,6 +45,13 @@ inline LoaderDecl loader(std::string source, std::string format, std::shared_ptr
   return l;
 }
 
+// Every token of a dataset, in order.
+inline std::vector<int32_t> all_tokens(const Dataset& d) {
+  std::vector<int32_t> out(static_cast<size_t>(d.num_tokens()));
+  d.read_tokens(0, d.num_tokens(), out.data());
+  return out;
+}
+
 // The UserError a statement throws (fails the test when it throws none).
 template <typename F>
 UserError error_of(F&& f) {

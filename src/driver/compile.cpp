@@ -2,8 +2,11 @@
 // does beyond its own library's call is in driver/step_graph.cpp.
 #include "driver/compile.h"
 
+#include <algorithm>
+
 #include "driver/step_graph.h"
 #include "lang/stage_conditions.h"
+#include "util/error.h"
 #include "util/memory.h"
 
 namespace sx {
@@ -15,8 +18,25 @@ int64_t Compiled::param_count() const {
 }
 
 CompileOptions compile_options(const Environment& env, const std::atomic<bool>* stop) {
-  return {env.eval_limit, env.memory_gib, stop};
+  int gpus = env.device == Device::cuda ? std::max<int>(1, static_cast<int>(env.devices.size())) : 1;
+  return {env.eval_limit, env.memory_gib, stop, env.nodes, gpus, {}};
 }
+
+namespace {
+// E-NODE-009: the nearest batches below and above that divide into `shares`.
+[[noreturn]] void batch_does_not_divide_over_gpus(const RunDecl& run, int gpus) {
+  const int64_t shares = gpus * run.microbatches;
+  const int64_t below = run.batch / shares * shares, above = below + shares;
+  std::string sizes = below > 0 ? fmt::format("{} or {}", below, above) : fmt::format("{}", above);
+  throw UserError(Code::NODE_009, {},
+                  fmt::format("defrun `{}`: :batch {} does not divide over {} GPUs of :microbatches {} ({} x {} = {} "
+                              "shares)",
+                              run.name, run.batch, gpus, run.microbatches, gpus, run.microbatches, shares),
+                  fmt::format("choose a :batch that is a multiple of the GPUs in SEXPGPU_DEVICES x :microbatches ({}), "
+                              "or fewer GPUs",
+                              sizes));
+}
+}  // namespace
 
 Compiled compile(const std::string& file, const Selection& sel, const CompileOptions& options) {
   Compiled c;
@@ -26,12 +46,20 @@ Compiled compile(const std::string& file, const Selection& sel, const CompileOpt
   // flag is polled between the stages.
   const std::atomic<bool>* stop = options.stop;
   // read → evaluate → declarations → selection
-  c.interp = load_experiment(file, sel, options.eval_limit, stop);
+  c.interp = load_experiment(file, sel, options.eval_limit, stop, options.display);
   c.x = &c.interp->experiment();
   const RunDecl& run = *c.x->run;
 
   // The training step, on one microbatch.
-  c.micro_rows = run.batch / run.microbatches;
+  if (run.batch % (run.microbatches * options.gpus) != 0) batch_does_not_divide_over_gpus(run, options.gpus);
+  if (run.batch % (run.microbatches * options.nodes) != 0)
+    throw UserError(Code::NODE_005, {},
+                    fmt::format("defrun `{}`: :batch {} does not divide over {} nodes of :microbatches {} ({} x {} = "
+                                "{} shares)",
+                                run.name, run.batch, options.nodes, run.microbatches, options.nodes, run.microbatches,
+                                options.nodes * run.microbatches),
+                    "choose a :batch that is a multiple of SEXPGPU_NODES x :microbatches");
+  c.micro_rows = run.batch / (run.microbatches * options.nodes * options.gpus);
   c.train.traced = trace_model(*c.interp, *run.loader, c.micro_rows, /*training=*/true);  // trace
   apply_precision(c.train.traced, run.precision);                                         // precision
   poll_stop(stop);

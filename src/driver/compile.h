@@ -58,6 +58,9 @@ struct CompileOptions {
   std::optional<double> memory_gib;  // SEXPGPU_MEMORY: the memory a step must fit in
   // Set by a stopping signal: every stage polls it and throws Interrupted.
   const std::atomic<bool>* stop = nullptr;
+  int nodes = 1;        // SEXPGPU_NODES: each node's microbatch is :batch / (nodes x :microbatches) records
+  int gpus = 1;         // SEXPGPU_DEVICES with --device cuda: likewise, :batch / (gpus x :microbatches)
+  std::string display;  // how errors name the file (a bundle's "b.sxb:exp/run.sx"); empty: its path
 };
 CompileOptions compile_options(const Environment& env, const std::atomic<bool>* stop);
 

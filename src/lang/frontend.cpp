@@ -6,7 +6,7 @@
 namespace sx {
 
 std::unique_ptr<Interp> load_experiment(const std::string& file, const Selection& sel, int64_t eval_limit,
-                                        const std::atomic<bool>* stop_flag) {
+                                        const std::atomic<bool>* stop_flag, const std::string& display) {
   auto in = std::make_unique<Interp>(eval_limit);
   in->stop_flag = stop_flag;
   in->selection = &sel;
@@ -20,7 +20,7 @@ std::unique_ptr<Interp> load_experiment(const std::string& file, const Selection
     return in_file_order(std::move(all));
   };
   try {
-    in->eval_file(file, file);
+    in->eval_file(file, display.empty() ? file : display);
     finalize(*in, sel, file);
   } catch (const UserError& e) {
     if (in->declaration_errors.empty()) throw;

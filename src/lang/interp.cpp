@@ -383,6 +383,7 @@ void Interp::eval_file(const std::string& path, const std::string& display, Span
     }
     try {
       id = load_source(path, display, from);
+      files_read.push_back(path);
     } catch (UserError& e) {
       if (from.valid()) e.first().code = Code::EVAL_007;
       throw;

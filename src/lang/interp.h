@@ -153,6 +153,12 @@ class Interp {
   // on past them, so that `check` reports every one, in file order.
   std::vector<Diagnostic> declaration_errors;
 
+  // Every file of the user's evaluated (the experiment and what it requires,
+  // not the bundled libraries), as read, and each `require` written with an
+  // absolute path: what `sexpgpu bundle` packs, and what it cannot.
+  std::vector<std::string> files_read;
+  std::vector<std::string> absolute_requires;
+
  private:
   ValueP eval_list(const ValueP& form, const EnvP& env);
   ValueP apply_closure(const Closure& c, Args& args);

@@ -238,6 +238,7 @@ void register_special_forms(Interp& in) {
       bool absolute = !what.s.empty() && what.s[0] == '/';
       std::string path = absolute ? what.s : dir(here.path) + what.s;
       std::string display = absolute ? what.s : dir(here.display) + what.s;
+      if (absolute) in.absolute_requires.push_back(what.s);
       in.eval_file(path, display, what.span);
     } else {
       throw malformed(in, what, "require", fmt::format("a library name or a file path string, found {}", type_name(what)));

@@ -54,12 +54,12 @@ std::shared_ptr<const data::Dataset> dataset_of(const LoaderDecl& l, const std::
 }  // namespace
 
 std::unique_ptr<TrainFeed> open_train_feed(const LoaderDecl& l, const std::string& base_dir, uint64_t seed,
-                                           int64_t batch) {
+                                           int64_t batch, bool stop_on_signal) {
   data::TrainOptions o;
   o.seed = seed;
   o.shuffle = l.shuffle.value_or(true);
   o.batch = batch;
-  o.stop = StopSignals::flag();  // a stopping signal cuts a wait for data short
+  if (stop_on_signal) o.stop = StopSignals::flag();  // a stopping signal cuts a wait for data short
   return std::make_unique<DataTrainFeed>(dataset_of(l, base_dir), o);
 }
 

@@ -2,10 +2,9 @@
 // The runtime's view of the data stage: batches of records for training steps
 // and for evaluation passes, as token/target arrays of rows × seq-len.
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "lang/experiment.h"
 
@@ -32,8 +31,10 @@ class PassFeed {
 
 // `base_dir` is the experiment file's folder: sources are relative to it.
 // Every data problem is an E-DATA error here, before the first step.
+// `stop_on_signal`: a stopping signal cuts a wait for data short (not on
+// several nodes, which stop together at a step's exchange).
 std::unique_ptr<TrainFeed> open_train_feed(const LoaderDecl& l, const std::string& base_dir, uint64_t seed,
-                                           int64_t batch);
+                                           int64_t batch, bool stop_on_signal = true);
 std::unique_ptr<PassFeed> open_pass_feed(const LoaderDecl& l, const std::string& base_dir, int64_t batch,
                                          std::optional<int64_t> batches, const std::string& pass_name);
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "runtime/metrics_syvain.h"
 #include "util/error.h"
 #include "util/fd_io.h"
 
@@ -104,9 +105,10 @@ std::unique_ptr<MetricsTarget> open_metrics_target(const MetricsTargetConfig& co
   switch (config.kind) {
     case MetricsTargetConfig::Kind::standard_output:
       return std::make_unique<StdoutTarget>();
+    case MetricsTargetConfig::Kind::tensorboard:
+      return open_tensorboard_target(config.path);
     case MetricsTargetConfig::Kind::syvain:
-      throw UserError(Code::METRICS_002, {}, "the syvain metrics target is not part of this build yet",
-                      "use --metrics jsonl:<path> or --metrics stdout for now");
+      return open_syvain_target();
     default:
       return std::make_unique<JsonlTarget>(config.path);
   }

@@ -46,6 +46,15 @@ class MetricsSink {
   Json describe() const;
   // "jsonl:/abs/path" or "stdout", for the `metrics:` line.
   std::string line() const;
+  // The hosted target's part (metrics_targets.h): the slug and segment once
+  // known, what a checkpoint carries, what a resumed checkpoint carried.
+  void attach(const std::string& slug, const std::string& segment) {
+    if (target_) target_->attach(slug, segment);
+  }
+  Json unacknowledged() const { return target_ ? target_->unacknowledged() : Json::array(); }
+  void carry(const Json& carried) {
+    if (target_) target_->carry(carried);
+  }
 
  private:
   std::unique_ptr<report::MetricsTarget> target_;

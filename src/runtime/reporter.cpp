@@ -4,24 +4,20 @@
 
 #include <filesystem>
 #include <iostream>
+#include <random>
 
 #include "lang/experiment.h"
 #include "lang/manifest_json.h"
 #include "lang/selection.h"
 #include "runtime/session.h"
-#include "util/stop_signals.h"
+#include "util/host_name.h"
 #include "util/printable.h"
+#include "util/stop_signals.h"
 #include "util/version.h"
 
 namespace sx {
 
 namespace {
-
-std::string hostname() {
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
-}
 
 std::string absolute(const std::string& p) {
   std::error_code ec;
@@ -40,16 +36,32 @@ Json event_record(const std::string& name, int64_t step, Json fields) {
   return rec;
 }
 
+// "20261201T101501.123Z-4242-9f3c2a1b" for a session started at 2026-12-01T10:15:01.123Z by pid 4242.
+std::string segment_id(const std::string& started_at, int64_t pid) {
+  std::string compact;
+  for (char c : started_at)
+    if (c != '-' && c != ':') compact += c;
+  std::random_device rd;
+  return fmt::format("{}-{}-{:08x}", compact, pid, static_cast<uint32_t>(rd()));
+}
+
 }  // namespace
 
 Reporter::Reporter(const RunRequest& req, const RunState& state, std::string device, bool leads)
     : req_(req),
       state_(state),
       device_(std::move(device)),
+      leads_(leads),
       metrics_(leads ? req.env.metrics : std::nullopt),
       status_(leads ? req.env.status : std::nullopt, req.env.status_source),
       pid_(getpid()),
-      started_at_(rfc3339_now()) {}
+      started_at_(rfc3339_now()),
+      segment_(segment_id(started_at_, pid_)) {}
+
+void Reporter::attach(const Experiment& x) {
+  x_ = &x;
+  metrics_.attach(x.slug, segment_);
+}
 
 int64_t Reporter::steps() const { return x_ ? x_->run->steps : 0; }
 
@@ -61,12 +73,17 @@ void Reporter::run_line(const std::vector<std::string>& evals, const std::string
                         const std::string& resume) {
   const RunDecl& r = *x_->run;
   std::string diags = r.diagnostics.empty() ? "-" : fmt::format("{}", fmt::join(r.diagnostics, ","));
+  // Several GPUs (runtime/device_group.h): their CUDA ordinals in rank order.
+  const Environment& env = req_.env;
+  std::string gpus = env.device == Device::cuda && env.devices.size() > 1
+                         ? fmt::format(" devices {}", fmt::join(env.devices, ","))
+                         : "";
   std::cerr << one_line(
       fmt::format("run: {} slug {} device {} steps {} microbatches {} evals {} diagnostics {} precision {} seed {} "
-                  "checkpoints {} resume {} status {}\n",
-                  req_.file, x_->slug, device_, r.steps, r.microbatches,
+                  "checkpoints {} resume {} status {}{}{}\n",
+                  req_.shown_file(), x_->slug, device_, r.steps, r.microbatches,
                   evals.empty() ? "-" : fmt::format("{}", fmt::join(evals, ",")), diags, r.precision, r.seed,
-                  checkpoints, resume, status_.enabled() ? status_.path() : "-"));
+                  checkpoints, resume, status_.enabled() ? status_.path() : "-", node_, gpus));
   if (metrics_.enabled()) std::cerr << one_line("metrics: " + metrics_.line() + "\n");
 }
 
@@ -79,7 +96,7 @@ void Reporter::started(const std::string& graph_hash, int64_t params, const std:
                        const std::vector<ResumeDifference>& differences) {
   metrics_.write({{"kind", "meta"},
                   {"slug", x_->slug},
-                  {"file", req_.file},
+                  {"file", req_.shown_file()},
                   {"run", x_->run->name},
                   {"version", SEXPGPU_VERSION},
                   {"device", device_},
@@ -89,9 +106,10 @@ void Reporter::started(const std::string& graph_hash, int64_t params, const std:
                   {"graph", graph_hash},
                   {"params", params},
                   {"started_at", started_at_},
+                  {"segment", segment_},
                   {"resumed_from",
                    resumed_from ? Json{{"step", resumed_from->step}, {"path", resumed_from->path}} : Json(nullptr)}});
-  event("start", state_.step, {{"pid", pid_}, {"host", hostname()}, {"device", device_}});
+  event("start", state_.step, {{"pid", pid_}, {"host", host_name()}, {"device", device_}});
   if (resumed_from) {
     Json out = Json::array();
     for (const auto& d : differences)
@@ -122,6 +140,7 @@ void Reporter::eval_line(const std::string& pass, int64_t step,
   std::string loss = step == 0 ? "-" : fmt::format("{:.5f}", state_.train_loss);
   std::string where = fmt::format("step {}/{} loss {}", step, steps(), loss);
   std::string tail = fmt::format("{} records | {:.1f}s", state_.records, state_.elapsed_s());
+  if (!leads_) return;
   if (pass == "eval")
     std::cerr << one_line(fmt::format("{} | {} | {}\n", where, fmt::join(parts, " | "), tail));
   else
@@ -130,6 +149,7 @@ void Reporter::eval_line(const std::string& pass, int64_t step,
 }
 
 void Reporter::stage_line(int64_t stage, const std::string& name, int64_t step, const std::string& why) {
+  if (!leads_) return;
   std::cerr << one_line(fmt::format("stage {} {} at step {} ({})\n", stage, name, step, why));
   status("running");
 }
@@ -160,8 +180,8 @@ void Reporter::write_status(const char* state, bool throttle, const Json* summar
   Json s = {
       {"kind", "status"},
       {"state", state},
-      {"slug", x_ ? x_->slug : file_stem(req_.file)},
-      {"file", req_.file},
+      {"slug", x_ ? x_->slug : file_stem(req_.shown_file())},
+      {"file", req_.shown_file()},
       {"pid", pid_},
       {"device", device_},
       {"step", st.step},
@@ -220,7 +240,7 @@ void Reporter::write_summary(const Json& s, bool may_fail) {
     metrics_.write(s);
   else
     record_last(s);
-  if (req_.json && metrics_.line() != "stdout") std::cout << json_text(s) << std::endl;
+  if (req_.json && leads_ && metrics_.line() != "stdout") std::cout << json_text(s) << std::endl;
 }
 
 void Reporter::end_block(const char* word) const {
@@ -244,8 +264,8 @@ void Reporter::end_block(const char* word) const {
 void Reporter::finish(const char* state, const char* word, const UserError* error, const Timings& timings) {
   Json s = summary(state, error);
   write_summary(s, /*may_fail=*/state == nullptr);
-  std::cerr << timings.block();
-  if (!req_.json) end_block(word);
+  if (leads_) std::cerr << timings.block();
+  if (!req_.json && leads_) end_block(word);
   write_status(state ? state : "done", false, &s, error);
 }
 

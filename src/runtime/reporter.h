@@ -5,6 +5,8 @@
 // checkpoint lines, the timing block, the end block), the metrics records
 // (records.h, to one MetricsTarget), and the status file (status_file.h). It
 // reads the run's state; it changes none of it.
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,7 +33,9 @@ class Reporter {
   Reporter(const RunRequest& req, const RunState& state, std::string device, bool leads);
 
   // Known once the file is compiled: the slug, the steps, the knobs.
-  void attach(const Experiment& x) { x_ = &x; }
+  void attach(const Experiment& x);
+  // Several nodes: the run line ends `node <rank>/<nodes>`; only node 0 prints the lines after it.
+  void set_node(int rank, int nodes) { node_ = fmt::format(" node {}/{}", rank, nodes); }
 
   // The status file in `state` ("compiling", "running", ...); `throttle`: at most once a second.
   void status(const char* state, bool throttle = false);
@@ -51,6 +55,10 @@ class Reporter {
   void event(const std::string& name, int64_t step, Json fields);
   // What the metrics target could not write; a checkpoint keeps it.
   const Json& unwritten() const { return metrics_.unwritten(); }
+  // What a hosted metrics target has not had acknowledged; a checkpoint keeps it.
+  Json unacknowledged() const { return metrics_.unacknowledged(); }
+  // What a resumed checkpoint kept of an earlier session's: delivered first.
+  void carry(const Json& unacknowledged) { metrics_.carry(unacknowledged); }
 
   // A pass's eval record, then (after the state has its values) its line.
   void eval_record(const std::string& pass, int64_t step, const std::vector<std::pair<std::string, double>>& metrics);
@@ -81,11 +89,14 @@ class Reporter {
   const RunRequest& req_;
   const RunState& state_;
   const std::string device_;
+  const bool leads_;
+  std::string node_;  // " node 1/2", or nothing on one node
   MetricsSink metrics_;
   StatusFile status_;
   const Experiment* x_ = nullptr;
   int64_t pid_;
   std::string started_at_;
+  std::string segment_;  // this session's id (metrics-service.md): started_at, pid, 8 random hex digits
   Stopwatch status_clock_;
   double last_status_s_ = -1e9;
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace sx {
 
 void RunCheckpoints::claim(const std::string& slug, bool resuming) {
@@ -40,6 +39,13 @@ ckpt::WriteResult RunCheckpoints::write(const ckpt::CheckpointData& data, const 
   return w;
 }
 
+void keep_unacknowledged(Json& state, const Json& unacknowledged) {
+  if (unacknowledged.is_array() && !unacknowledged.empty()) state["unacknowledged_records"] = unacknowledged;
+}
+
+Json kept_unacknowledged(const ResumePoint& from) {
+  return from.data.state.value("unacknowledged_records", Json::array());
+}
 
 ResumeCheck check_resume(const ResumePoint& from, const ckpt::ResumeExpectations& expected, const Experiment& x,
                          const std::map<std::string, std::string>& graph_hashes, int threads) {

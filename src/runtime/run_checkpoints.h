@@ -44,6 +44,8 @@ class RunCheckpoints {
   // ("latest=none" when --resume latest finds none: the run starts fresh).
   std::string locate(const ResumeFrom& from);
   const std::optional<ResumePoint>& resume() const { return resume_; }
+  // On a node other than node 0: the checkpoint node 0 read (node_resume.h).
+  void adopt(ResumePoint point) { resume_ = std::move(point); }
 
   // Writes `data`, then keeps the newest `keep` when set.
   ckpt::WriteResult write(const ckpt::CheckpointData& data, const std::optional<int64_t>& keep);
@@ -54,6 +56,12 @@ class RunCheckpoints {
   std::unique_ptr<ckpt::RunLock> lock_;           // held from before the first step to the end
   std::optional<ResumePoint> resume_;
 };
+
+// The records a hosted metrics target had not had acknowledged when the
+// checkpoint was written (state.json's "unacknowledged_records"), so that a
+// resume on another machine still delivers them.
+void keep_unacknowledged(Json& state, const Json& unacknowledged);
+Json kept_unacknowledged(const ResumePoint& from);
 
 // A resume's checks, before anything is restored: state.json against this run
 // (ckpt::check_resume_state, which throws E-CKPT-053), the knobs that differ,

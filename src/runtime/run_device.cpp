@@ -1,48 +1,69 @@
 #include "runtime/run_device.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 
+#include "backend/cuda/cuda_device.h"
+#include "backend/cuda/report.h"
 #include "runtime/init_from.h"
 #include "runtime/params.h"
 #include "util/error.h"
 
 namespace sx {
 
-RunDevice open_run_device(std::string_view name, const Compiled& c, const std::string& base_dir, int threads) {
+RunDevice open_run_device(std::string_view name, const Compiled& c, const std::string& base_dir, int threads,
+                          int ordinal) {
   const RunDecl& run = *c.x->run;
   RunDevice d;
-  d.device = backend::make_device(name, {.threads = threads});
+  d.device = backend::make_device(name, {.threads = threads, .precision = run.precision, .ordinal = ordinal});
   d.device->allocate(c.params, run.optimizer.get());
-  // Initial values are drawn on the host (they are the reference's, bit for
-  // bit), then uploaded once.
-  ParamStore init = init_params(c.params, static_cast<uint64_t>(run.seed), threads);
-  if (!run.init_from.empty()) apply_init_from(init, run, base_dir);
-  for (const auto& [path, values] : init.values) d.device->upload(path, values);
+  {
+    // Initial values are drawn on the host (they are the reference's, bit for
+    // bit), then uploaded once, and freed before the graphs' arenas are made:
+    // the host copy must not add to the run's peak.
+    ParamStore init = init_params(c.params, static_cast<uint64_t>(run.seed), threads);
+    if (!run.init_from.empty()) apply_init_from(init, run, base_dir);
+    for (const auto& [path, values] : init.values) d.device->upload(path, values);
+  }
+  // glibc keeps the freed copies' pages resident (they sit between live
+  // blocks); handing them back keeps the run's peak RSS what it was before the
+  // device owned the parameters (+4.3 MiB on bench/run.sh's medium otherwise).
+  malloc_trim(0);
   d.train = d.device->load(c.train.traced.graph, c.train.plan, c.train.grads.params);
   for (const auto& p : c.passes) d.passes.push_back(d.device->load(p.step.traced.graph, p.step.plan));
   return d;
 }
 
 StepSums run_microbatches(RunDevice& d, const Compiled& c, TrainFeed& feed, int64_t k, std::vector<int32_t>& tokens,
-                          std::vector<int32_t>& targets) {
+                          std::vector<int32_t>& targets, int rank, int nodes) {
   const int64_t m = c.x->run->microbatches;
+  const int64_t first = rank * m, all = nodes * m;
   StepSums s;
-  s.metrics.assign(c.train.traced.metrics.size(), 0.0);
-  s.taps.assign(c.train.taps.size(), 0.0);
-  backend::Device& dev = *d.device;
+  // The other nodes' shares are read past, so that every node's loader is where one process's would be.
+  if (first > 0) feed.next(first * c.micro_rows, tokens, targets);
   for (int64_t j = 0; j < m; ++j) {
     feed.next(c.micro_rows, tokens, targets);
-    dev.run(d.train, {{"tokens", tokens.data()}, {"targets", targets.data()}},
-            (static_cast<uint64_t>(k) << 16) | static_cast<uint64_t>(j));
-    s.loss += dev.scalar(d.train, c.train.traced.loss);
-    for (size_t i = 0; i < s.metrics.size(); ++i) s.metrics[i] += dev.scalar(d.train, c.train.traced.metrics[i].second);
-    for (size_t i = 0; i < s.taps.size(); ++i) s.taps[i] += dev.scalar(d.train, c.train.taps[i].node);
-    dev.accumulate_gradients(d.train, j, m);
+    run_microbatch(d, c, k, first + j, j, all, tokens, targets, s);
   }
+  if (int64_t after = all - first - m; after > 0) feed.next(after * c.micro_rows, tokens, targets);
   return s;
+}
+
+void run_microbatch(RunDevice& d, const Compiled& c, int64_t k, int64_t index, int64_t j, int64_t all,
+                    const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets, StepSums& s) {
+  backend::Device& dev = *d.device;
+  s.metrics.resize(c.train.traced.metrics.size(), 0.0);  // (no-ops after the first)
+  s.taps.resize(c.train.taps.size(), 0.0);
+  dev.run(d.train, {{"tokens", tokens.data()}, {"targets", targets.data()}},
+          (static_cast<uint64_t>(k) << 16) | static_cast<uint64_t>(index));
+  s.loss += dev.scalar(d.train, c.train.traced.loss);
+  for (size_t i = 0; i < s.metrics.size(); ++i) s.metrics[i] += dev.scalar(d.train, c.train.traced.metrics[i].second);
+  for (size_t i = 0; i < s.taps.size(); ++i) s.taps[i] += dev.scalar(d.train, c.train.taps[i].node);
+  dev.accumulate_gradients(d.train, j, all);
 }
 
 std::optional<std::string> first_nonfinite(const backend::Device& d, float loss) {
@@ -58,6 +79,37 @@ void run_pass_batch(RunDevice& d, const Compiled& c, size_t pass, const std::vec
   d.device->run(h, {{"tokens", tokens.data()}, {"targets", targets.data()}}, 0);
   loss += d.device->scalar(h, g.traced.loss);
   for (size_t m = 0; m < sums.size(); ++m) sums[m] += d.device->scalar(h, g.traced.metrics[m].second);
+}
+
+void report_gpu(const RunDevice& d, const Compiled& c, bool explain_kernels, Timings& timings) {
+  const auto* r = dynamic_cast<const cuda::CudaReport*>(d.device.get());
+  if (!r) return;
+  int64_t plan_bytes = 0;
+  std::vector<uint64_t> kernels;
+  for (size_t i = 0; i < r->lowerings().size(); ++i) {
+    const auto& l = r->lowerings()[i];
+    const StepGraph& s = i == 0 ? c.train : c.passes.at(i - 1).step;
+    cuda::DevicePlan plan = cuda::run_device_plan(*l.graph, s.plan, l.lowering, *c.x->run, c.params, i == 0);
+    plan_bytes = std::max(plan_bytes, plan.total());
+    const cuda::CompiledLaunches* code = l.compiled ? &*l.compiled : nullptr;
+    std::string line =
+        cuda::report_line(i == 0 ? "train-step" : c.passes[i - 1].decl->name, l.lowering, plan.total(), code);
+    std::cerr << line << (line.ends_with('\n') ? "" : "\n");
+    if (explain_kernels) std::cerr << cuda::kernel_lines(*l.graph, l.lowering, code);
+    for (const auto& launch : l.lowering.launches)
+      if (!launch.cublas()) kernels.push_back(launch.structure);
+  }
+  std::sort(kernels.begin(), kernels.end());
+  size_t distinct = static_cast<size_t>(std::unique(kernels.begin(), kernels.end()) - kernels.begin());
+  if (auto counters = r->kernel_counters())
+    timings.kernels_line = cuda::timing_kernels_line(*counters);
+  else  // the emulated device interpreting, NVRTC not asked: the kernels the lowering would compile, counted
+    timings.kernels_line = fmt::format("timing kernels {} generated, not compiled", distinct);
+  const cuda::Gpu& gpu = r->gpu();
+  timings.memory_line = [&gpu, plan_bytes] {
+    return fmt::format("memory: peak {} of {} (plan {})\n", cuda::gib_text(gpu.peak_allocated()),
+                       cuda::gib_text(gpu.total_memory()), cuda::gib_text(plan_bytes));
+  };
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "checkpoint/checkpoint.h"
 #include "driver/compile.h"
 #include "runtime/feed.h"
+#include "runtime/timing.h"
 
 namespace sx {
 
@@ -22,8 +23,10 @@ struct RunDevice {
 };
 
 // Makes device `name` and gives it the run's parameters: drawn from the
-// run's seed, then replaced by :init-from when there is one.
-RunDevice open_run_device(std::string_view name, const Compiled& c, const std::string& base_dir, int threads);
+// run's seed, then replaced by :init-from when there is one. `ordinal`: the
+// CUDA device of one rank of several GPUs (-1: SEXPGPU_DEVICES' first).
+RunDevice open_run_device(std::string_view name, const Compiled& c, const std::string& base_dir, int threads,
+                          int ordinal = -1);
 
 // What the microbatches of one step report, summed over them.
 struct StepSums {
@@ -33,9 +36,16 @@ struct StepSums {
 };
 
 // The forward and backward of step k's microbatches, the gradient summed on
-// the device. Dropout's offset is k << 16 | microbatch.
+// the device. Dropout's offset is k << 16 | microbatch. On several nodes,
+// node `rank` of `nodes` takes the rank-th contiguous share of the step's
+// records, its microbatches numbered (and scaled) as the step's microbatches
+// rank x m ... rank x m + m - 1 of nodes x m (node_step.h sums the shares).
 StepSums run_microbatches(RunDevice& d, const Compiled& c, TrainFeed& feed, int64_t k, std::vector<int32_t>& tokens,
-                          std::vector<int32_t>& targets);
+                          std::vector<int32_t>& targets, int rank = 0, int nodes = 1);
+// One of them: the step's microbatch `index` of `all`, this device's `j`-th,
+// its scalars added to `s` and its gradient accumulated.
+void run_microbatch(RunDevice& d, const Compiled& c, int64_t k, int64_t index, int64_t j, int64_t all,
+                    const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets, StepSums& s);
 
 // What a step must stop at, as NUM-001 names it: "train/loss" first, then
 // "grad/<path>" of the first parameter in model-path order.
@@ -44,6 +54,11 @@ std::optional<std::string> first_nonfinite(const backend::Device& d, float loss)
 // One batch of a pass: the loss and each metric added to `loss` and `sums`.
 void run_pass_batch(RunDevice& d, const Compiled& c, size_t pass, const std::vector<int32_t>& tokens,
                     const std::vector<int32_t>& targets, double& loss, std::vector<double>& sums);
+
+// On the cuda device: the lowering report of each loaded graph on standard
+// error now, and the `timing kernels` and `memory: peak` lines for `timings`
+// (docs/devices.md). Nothing on other devices.
+void report_gpu(const RunDevice& d, const Compiled& c, bool explain_kernels, Timings& timings);
 
 // The parameters and the optimizer's state, copied from the device for a checkpoint.
 void download_for_checkpoint(const backend::Device& d, const std::vector<ParamInfo>& params, ckpt::CheckpointData& out);

@@ -16,8 +16,12 @@
 #include "lang/manifest_json.h"
 #include "runtime/communicator.h"
 #include "runtime/curriculum.h"
+#include "runtime/device_group.h"
 #include "runtime/feed.h"
 #include "runtime/init_from.h"
+#include "runtime/node_meeting.h"
+#include "runtime/node_resume.h"
+#include "runtime/node_step.h"
 #include "runtime/optimizer.h"
 #include "runtime/reporter.h"
 #include "runtime/resume.h"
@@ -43,14 +47,16 @@ class Session {
   explicit Session(const RunRequest& req)
       : req_(req),
         comm_(make_local_communicator()),
-        report_(req, state_, device_name_, comm_->leads()),
+        report_(req, state_, device_name_, req.env.node_rank == 0),
         checkpoints_(req.env.checkpoint_dir) {}
 
   int run() {
     report_.status("compiling");
     Stopwatch compile_clock;
     try {
-      c_ = compile(req_.file, req_.selection, compile_options(req_.env, StopSignals::flag()));
+      CompileOptions options = compile_options(req_.env, StopSignals::flag());
+      options.display = req_.display;
+      c_ = compile(req_.file, req_.selection, options);
     } catch (const Interrupted&) {
       return stop_before_start(StopSignals::pending());
     } catch (const UserError& e) {
@@ -65,13 +71,16 @@ class Session {
     Stopwatch open_clock;
     std::string resume_text = "-";
     try {
-      if (checkpoints_.enabled()) checkpoints_.claim(x_->slug, req_.env.resume.has_value());
+      if (req_.env.nodes > 1) meet_the_nodes();
+      // Only the leading rank writes checkpoints, so only it claims their location.
+      if (checkpoints_.enabled() && comm_->leads()) checkpoints_.claim(x_->slug, req_.env.resume.has_value());
       open_device();
       open_data();
       timings_.device_open_s = open_clock.seconds();
-      if (int sig = StopSignals::pending()) return stop_before_start(sig);
+      if (int sig = local_stop()) return stop_before_start(sig);
       if (req_.env.resume) {
-        resume_text = checkpoints_.locate(*req_.env.resume);
+        resume_text = comm_->size() > 1 ? share_resume(*comm_, checkpoints_, *req_.env.resume)
+                                        : checkpoints_.locate(*req_.env.resume);
         if (resuming()) load_resume();
       }
       checkpoints_.renew_lock();  // opening the data and the resume may take long
@@ -82,6 +91,7 @@ class Session {
       throw;
     }
     report_.run_line(eval_schedule(), checkpoints_.text(run_decl().checkpoint_every), resume_text);
+    report_gpu(dev_, c_, req_.env.explain_kernels, timings_);  // the lowering report, on the cuda device
     if (resuming()) report_.resume_lines(resume_point().path, differences_);
 
     // (A checkpoint already at the last step trains nothing: the loop runs the
@@ -111,16 +121,29 @@ class Session {
   bool resuming() const { return checkpoints_.resume().has_value(); }
   const ResumePoint& resume_point() const { return *checkpoints_.resume(); }
 
-  void open_device() { dev_ = open_run_device(device_name_, c_, base_dir(), req_.env.threads); }
+  // A stopping signal, where this process may stop alone: on several nodes
+  // only the step's exchange stops them, all at the same step (node_step.h).
+  int local_stop() const { return comm_->size() == 1 ? StopSignals::pending() : 0; }
+
+  // Several nodes: the handshake at the rendezvous, then Gloo's mesh (E-NODE-002/003 refuse).
+  void meet_the_nodes() {
+    comm_ = meet_nodes(node_setup(req_.env), node_hello(*x_, c_.graph_hash, req_.env));
+    exchange_.emplace(*comm_, req_.env.node_gradients);
+    report_.set_node(comm_->rank(), comm_->size());
+  }
+
+  void open_device() { group_ = open_devices(device_name_, c_, base_dir(), req_.env, dev_); }
 
   std::string base_dir() const { return std::filesystem::path(req_.file).parent_path().string(); }
 
   void open_data() {
     uint64_t seed = static_cast<uint64_t>(run_decl().seed);
-    train_feeds_[run_decl().loader->name] = open_train_feed(*run_decl().loader, base_dir(), seed, run_decl().batch);
+    const bool alone = comm_->size() == 1;
+    train_feeds_[run_decl().loader->name] =
+        open_train_feed(*run_decl().loader, base_dir(), seed, run_decl().batch, alone);
     for (const auto& st : x_->curriculum)
       if (!train_feeds_.count(st.loader->name))
-        train_feeds_[st.loader->name] = open_train_feed(*st.loader, base_dir(), seed, run_decl().batch);
+        train_feeds_[st.loader->name] = open_train_feed(*st.loader, base_dir(), seed, run_decl().batch, alone);
     for (const auto& p : c_.passes)
       pass_feeds_.push_back(open_pass_feed(*p.decl->loader, base_dir(), p.batch, p.decl->batches, p.decl->name));
     enter_stage(0);
@@ -143,18 +166,23 @@ class Session {
   void loop() {
     state_.loop_clock.emplace();
     const int64_t steps = run_decl().steps;
+    // A step stopped at its exchange has read its records: a checkpoint on the way out resumes from here.
+    if (comm_->size() > 1 && state_.positions.is_null()) state_.positions = loader_positions();
     if (resuming())
       run_passes(resume_passes_due_, state_.step);  // cut short when the run stopped
     else
       run_passes(passes_due(0), 0);
     for (int64_t k = state_.step + 1; k <= steps; ++k) {
-      if (int sig = StopSignals::pending()) throw Stopped{sig};
+      if (int sig = local_stop()) throw Stopped{sig};
       train_step(k);
       run_passes(passes_due(k), k);
       checkpoints_.renew_lock();
       if (checkpoint_due(k)) checkpoint();
       report_.status("running", /*throttle=*/true);
     }
+    // A signal after the last step's exchange (in the last passes) still stops every node alike.
+    if (comm_->size() > 1)
+      if (int sig = comm_->first_nonzero(StopSignals::pending())) throw Stopped{sig};
     timings_.total_s = state_.loop_clock->seconds();
     report_.done(timings_);
   }
@@ -170,16 +198,22 @@ class Session {
     state_.in_flight = k;
     Stopwatch clock;
     const RunDecl& r = run_decl();
-    const int64_t m = r.microbatches;
+    const int64_t m = r.microbatches * comm_->size() * (group_ ? group_->size() : 1);  // over all nodes or GPUs
     const int64_t seq = r.loader->seq_len;
-    StepSums sums = run_microbatches(dev_, c_, *train_feeds_.at(state_.loader), k, tokens_, targets_);
+    StepSums sums = run_step(group_.get(), dev_, c_, *train_feeds_.at(state_.loader), k, tokens_, targets_, *comm_);
+    double exchange_s = 0;
+    if (exchange_) {
+      Stopwatch exchange_clock;
+      if (int sig = exchange_->exchange(*dev_.device, sums, StopSignals::pending())) throw Stopped{sig};
+      exchange_s = exchange_clock.seconds();
+    }
     const std::vector<double>& metric_sums = sums.metrics;
     const std::vector<double>& tap_sums = sums.taps;
     float loss = static_cast<float>(sums.loss / static_cast<double>(m));
     if (auto which = first_nonfinite(*dev_.device, loss)) nonfinite(k, *which);
 
     double lr = schedule_lr(*r.optimizer->lr, k, r.steps) * state_.lr_scale;
-    StepStats stats = dev_.device->update(k, lr, wants_optimizer_taps());
+    StepStats stats = update_step(group_.get(), dev_, k, lr, wants_optimizer_taps());
 
     state_.step = k;
     state_.train_loss = loss;
@@ -200,6 +234,7 @@ class Session {
                 {"stage", state_.stage},
                 {"elapsed_s", state_.loop_clock->seconds()},
                 {"step_s", step_s}};
+    if (exchange_) rec["exchange_s"] = exchange_s;  // several nodes: the gradient exchange's part of step_s
     for (size_t i = 0; i < metric_sums.size(); ++i)
       rec["train/" + c_.train.traced.metrics[i].first] = f32(metric_sums[i] / static_cast<double>(m));
     for (size_t i = 0; i < tap_sums.size(); ++i)
@@ -259,7 +294,7 @@ class Session {
     for (size_t i = 0; i < c_.passes.size(); ++i) {
       const std::string& name = c_.passes[i].decl->name;
       if (std::find(names.begin(), names.end(), name) == names.end()) continue;
-      if (int sig = StopSignals::pending()) throw Stopped{sig};
+      if (int sig = local_stop()) throw Stopped{sig};
       report_.status("evaluating");
       PassResult r = run_pass(i);
       report_.eval_record(name, k, r);
@@ -285,7 +320,7 @@ class Session {
     std::vector<double> sums(p.step.traced.metrics.size(), 0.0);
     int64_t n = feed.batches();
     for (int64_t b = 0; b < n; ++b) {
-      if (int sig = StopSignals::pending()) throw Stopped{sig};  // the pass is abandoned, not recorded
+      if (int sig = local_stop()) throw Stopped{sig};  // the pass is abandoned, not recorded
       feed.batch(b, tokens_, targets_);
       run_pass_batch(dev_, c_, i, tokens_, targets_, loss, sums);
     }
@@ -330,6 +365,7 @@ class Session {
     // (only after a failed metrics write: the record the resumed run writes first)
     if (const Json& u = report_.unwritten(); !u.is_null() && u.value("kind", "") != "meta")
       state["unwritten_records"] = Json::array({u});
+    keep_unacknowledged(state, report_.unacknowledged());
     ckpt::CheckpointData d;
     d.step = state_.step;
     download_for_checkpoint(*dev_.device, c_.params, d);
@@ -356,11 +392,13 @@ class Session {
     }
     const ckpt::ResumeState& saved = check.saved;
     upload_from_checkpoint(*dev_.device, c_.params, from.data, from.path);
+    if (group_) group_->upload(from.data, from.path);
     state_.restore(saved, from.step);
     timings_.first_step = state_.step;
     for (const auto& [name, position] : saved.positions) train_feeds_.at(name)->restore(position);
     resume_passes_due_ = saved.passes_due;
     resume_unwritten_ = saved.unwritten;
+    report_.carry(kept_unacknowledged(from));
     if (state_.stage >= 0 && static_cast<size_t>(state_.stage) < x_->curriculum.size())
       state_.lr_scale = x_->curriculum[static_cast<size_t>(state_.stage)].lr_scale;
     state_.positions = loader_positions();
@@ -430,12 +468,14 @@ class Session {
   const RunRequest& req_;
   const std::string device_name_{to_string(req_.env.device)};  // every report names the device from here
   std::unique_ptr<Communicator> comm_;
+  std::optional<StepExchange> exchange_;  // several nodes
   RunState state_;
   Reporter report_;
   RunCheckpoints checkpoints_;
   Compiled c_;
   Experiment* x_ = nullptr;
   RunDevice dev_;
+  std::unique_ptr<DeviceGroup> group_;  // several GPUs: ranks 1 ... (rank 0 is dev_)
   std::map<std::string, std::unique_ptr<TrainFeed>> train_feeds_;
   std::vector<std::unique_ptr<PassFeed>> pass_feeds_;
   std::vector<int32_t> tokens_, targets_;

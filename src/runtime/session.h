@@ -10,6 +10,9 @@ namespace sx {
 
 struct RunRequest {
   std::string file;
+  std::string shown;  // how the outputs name the experiment (a bundle's path); empty: `file`
+  const std::string& shown_file() const { return shown.empty() ? file : shown; }
+  std::string display;  // how errors name the file (a bundle's "b.sxb:exp/run.sx"); empty: `file`
   Selection selection;
   Environment env;
   bool json = false;  // the summary as one JSON line on standard output

@@ -24,7 +24,7 @@ const char* plural(size_t n, const char* one, const char* many) { return n == 1 
 std::string Timings::block() const {
   std::string out;
   out += fmt::format("timing graph {:.3f}s device-open {:.3f}s\n", graph_s, device_open_s);
-  out += "timing kernels 0 compiled in 0.000s, 0 cache hits\n";
+  out += kernels_line + "\n";
   std::string first = step_s.empty() ? "-" : fmt::format("{:.3f}s", step_s.front());
   std::string first_pass = pass_s.empty() ? "-" : fmt::format("{:.3f}s", pass_s.front());
   out += fmt::format("timing step-{} {} eval-0 {}\n", first_step, first, first_pass);
@@ -34,8 +34,9 @@ std::string Timings::block() const {
   std::vector<double> rest_passes(pass_s.begin() + (pass_s.empty() ? 0 : 1), pass_s.end());
   out += fmt::format("timing eval {} {} {}\n", rest_passes.size(), plural(rest_passes.size(), "pass", "passes"),
                      median_p90(rest_passes));
-  out += fmt::format("timing total {:.3f}s over {} {}\n", total_s, step_s.size(),
-                     plural(step_s.size(), "step", "steps"));
+  out +=
+      fmt::format("timing total {:.3f}s over {} {}\n", total_s, step_s.size(), plural(step_s.size(), "step", "steps"));
+  if (memory_line) out += memory_line();
   return out;
 }
 

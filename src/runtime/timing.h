@@ -1,6 +1,7 @@
 #pragma once
 // The run's timing block (outputs.md, "The timing block").
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -9,9 +10,7 @@ namespace sx {
 class Stopwatch {
  public:
   Stopwatch() : t0_(std::chrono::steady_clock::now()) {}
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  }
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
 
  private:
   std::chrono::steady_clock::time_point t0_;
@@ -22,10 +21,13 @@ double nearest_rank(std::vector<double> xs, double p);
 
 struct Timings {
   double graph_s = 0, device_open_s = 0;
-  int64_t first_step = 0;           // 0-based index of this session's first step (the resume step)
-  std::vector<double> step_s;       // this session's steps, in order
-  std::vector<double> pass_s;       // this session's passes, in order
-  double total_s = 0;               // the step loop including passes
+  int64_t first_step = 0;      // 0-based index of this session's first step (the resume step)
+  std::vector<double> step_s;  // this session's steps, in order
+  std::vector<double> pass_s;  // this session's passes, in order
+  double total_s = 0;          // the step loop including passes
+  // On a GPU: its `timing kernels` line, and the `memory: peak` line after the block.
+  std::string kernels_line = "timing kernels 0 compiled in 0.000s, 0 cache hits";
+  std::function<std::string()> memory_line;
   // The six lines, each ending in '\n'.
   std::string block() const;
 };

@@ -9,24 +9,10 @@
 
 #include "s3/request.h"
 #include "s3/xml.h"
+#include "util/markup.h"
 #include "util/printable.h"
 
 namespace sx::s3 {
-
-std::string percent_encode(std::string_view s, bool keep_slash) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 
 bool is_s3(std::string_view uri) { return uri.starts_with("s3://"); }
 
@@ -53,7 +39,8 @@ Config config_from(const S3Credentials& creds) {
 }
 
 Client::Client(Config config) : config_(std::move(config)), pool_(std::make_unique<Pool>()) {
-  curl_api();  // loads libcurl now: a missing library is an error here, not at the first request
+  net::curl_api(Code::S3_001,
+                "s3:// access");  // loads libcurl now: a missing library is an error here, not at the first request
   while (config_.endpoint.ends_with('/')) config_.endpoint.pop_back();
 }
 
@@ -188,7 +175,7 @@ void Client::put_multipart(const std::string& bucket, const std::string& key, st
       if (p.status != 200) throw failed(config_, "PUT (part)", bucket, key, p.status, p.body, p.attempts);
       std::string etag = p.headers["etag"];
       if (etag.empty()) throw bad_answer(config_, "PUT", bucket, key, "no ETag for an uploaded part");
-      done += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", n, xml::escape(etag));
+      done += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", n, escape_markup(etag));
     }
     done += "</CompleteMultipartUpload>";
     Request fin{"POST", bucket, key};

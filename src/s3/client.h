@@ -18,6 +18,12 @@
 
 #include "util/environment.h"
 
+namespace sx::net {
+struct HttpRequest;
+// RFC 3986 percent-encoding; '/' is kept when keep_slash (net/http.cpp).
+std::string percent_encode(std::string_view s, bool keep_slash);
+}  // namespace sx::net
+
 namespace sx::s3 {
 
 struct Config {
@@ -92,7 +98,7 @@ class Client {
 
  private:
   Response perform(const Request& req);
-  Response perform_once(const Request& req, int attempt);
+  net::HttpRequest http_request(const Request& req) const;
   void put_multipart(const std::string& bucket, const std::string& key, std::string_view bytes);
 
   Config config_;
@@ -116,7 +122,6 @@ struct Address {
 Address parse_address(std::string_view uri);
 bool is_s3(std::string_view uri);
 
-// RFC 3986 percent-encoding; '/' is kept when keep_slash.
-std::string percent_encode(std::string_view s, bool keep_slash);
+using net::percent_encode;
 
 }  // namespace sx::s3

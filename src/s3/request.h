@@ -1,17 +1,15 @@
 #pragma once
 // The S3 client's internals shared by its files: one request and its answer,
-// the pool of easy handles (transport.cpp performs requests; client.cpp builds
-// them for each S3 operation).
+// the pool of easy handles (net/http.h; transport.cpp performs requests,
+// client.cpp builds them for each S3 operation).
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "net/http.h"
 #include "s3/client.h"
-#include "s3/curl_api.h"
 #include "util/error.h"
 
 namespace sx::s3 {
@@ -29,23 +27,14 @@ struct Client::Request {
   bool needs_length = false;
 };
 
-struct Client::Response {
-  long status = 0;
-  std::string body;
-  std::map<std::string, std::string> headers;  // names lowercase
-  int attempts = 0;
+struct Client::Response : net::HttpResponse {
+  Response() = default;
+  Response(net::HttpResponse r) : net::HttpResponse(std::move(r)) {}
 };
 
-struct Client::Pool {
-  std::mutex mu;
-  std::vector<CURL*> free;
-  ~Pool() {
-    for (CURL* c : free) curl_api().easy_cleanup(c);
-  }
-};
+struct Client::Pool : net::HandlePool {};
 
-// `s` without leading and trailing blanks.
-std::string trim(std::string_view s);
+using net::trim;
 
 // "PUT s3://bucket/key", as messages show a request.
 std::string describe(const char* method, const std::string& bucket, const std::string& key);

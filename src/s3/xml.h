@@ -20,7 +20,5 @@ std::optional<std::string> text(std::string_view doc, std::string_view tag);
 // Entities (&amp; &lt; &gt; &quot; &apos; &#N; &#xN;) and CDATA sections decoded.
 std::string decode(std::string_view s);
 
-// `s` with &, <, >, " and ' escaped.
-std::string escape(std::string_view s);
 
 }  // namespace sx::s3::xml

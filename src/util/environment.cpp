@@ -16,7 +16,16 @@ void PrintTo(const Secret& s, std::ostream* os) {
   *os << (s.set() ? "<secret from " + s.variable() + ">" : std::string("<unset secret>"));
 }
 
-std::string_view to_string(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+std::string_view to_string(Device d) {
+  switch (d) {
+#define USER_DEVICE(name, help) \
+  case Device::name:            \
+    return #name;
+#include "util/devices.def"
+#undef USER_DEVICE
+  }
+  return "?";
+}
 std::string_view to_string(GradientPrecision p) { return p == GradientPrecision::f32 ? "f32" : "bf16"; }
 
 std::string Environment::syvain_folder() const {

@@ -59,15 +59,19 @@ std::string_view to_string(S3Role r);  // "data", "checkpoint"
 // The variables for value `name` (ACCESS_KEY_ID, ...) of a role, highest precedence first.
 std::vector<std::string> s3_variables(S3Role role, std::string_view name);
 
-enum class Device { cpu, cuda };
+enum class Device {
+#define USER_DEVICE(name, help) name,
+#include "util/devices.def"
+#undef USER_DEVICE
+};
 enum class GradientPrecision { f32, bf16 };
 std::string_view to_string(Device d);
 std::string_view to_string(GradientPrecision p);
 
 struct MetricsTarget {
-  enum class Kind { jsonl, standard_output, syvain };  // not `stdout`: that is a macro
+  enum class Kind { jsonl, standard_output, syvain, tensorboard };  // not `stdout`: that is a macro
   Kind kind = Kind::standard_output;
-  std::string path;       // jsonl: the file, as given
+  std::string path;       // jsonl: the file; tensorboard: the folder; as given
   std::string folder_id;  // syvain:<folder-id>; "" for plain syvain
   std::string text;       // the target as given
 };

@@ -153,7 +153,7 @@ TEST(Environment, Metrics) {
   EXPECT_EQ(errors({{"SEXPGPU_METRICS", "run.jsonl"}})[0].help, "for a file, write SEXPGPU_METRICS=jsonl:run.jsonl");
   for (const char* bad : {"jsonl", "jsonl:", "syvain:", "nowhere"})
     EXPECT_EQ(errors({{"SEXPGPU_METRICS", bad}})[0].message.rfind(
-                  "SEXPGPU_METRICS: expected jsonl:<path>, stdout, syvain or syvain:<folder-id>, found", 0),
+                  "SEXPGPU_METRICS: expected jsonl:<path>, stdout, syvain, syvain:<folder-id> or tensorboard:<dir>, found", 0),
               0u)
         << bad;
 }

@@ -1,5 +1,6 @@
 #include "util/environment_values.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <sched.h>
 
@@ -234,6 +235,14 @@ double parse_node_timeout(std::string_view v, std::string_view source) {
   return positive_decimal(v, source, "seconds", "600");
 }
 
+std::string parse_node_address(std::string_view v, std::string_view source) {
+  std::string text(v);
+  unsigned char buf[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, text.c_str(), buf) != 1 && inet_pton(AF_INET6, text.c_str(), buf) != 1)
+    bad(source, "a numeric IPv4 or IPv6 address", v, "e.g. SEXPGPU_NODE_ADDRESS=10.0.0.2");
+  return text;
+}
+
 std::string parse_run_slug(std::string_view v, std::string_view source) {
   // The slug names a checkpoint folder and an experiment: one path component, no surprises.
   bool ok = !v.starts_with('.') && std::all_of(v.begin(), v.end(), [](unsigned char c) {
@@ -258,6 +267,16 @@ bool parse_explain(std::string_view v, std::string_view source) {
   return true;
 }
 
+// How many emulated devices are visible: 0 (none: the real GPU), 1, or several for SEXPGPU_DEVICES.
+int parse_cuda_emulate(std::string_view v, std::string_view source) {
+  constexpr int64_t kMaxEmulated = 16;
+  auto n = to_int(v);
+  if (!n || *n > kMaxEmulated)
+    bad(source, fmt::format("0, 1, or a number of emulated devices up to {}", kMaxEmulated), v,
+        fmt::format("e.g. {}", setting(source, "2")));
+  return static_cast<int>(*n);
+}
+
 Secret parse_secret(std::string_view v, std::string_view source) { return Secret(std::string(v), std::string(source)); }
 
 std::string parse_text(std::string_view v, std::string_view) { return std::string(v); }
@@ -274,14 +293,28 @@ std::string parse_syvain_url(std::string_view v, std::string_view source) {
 using namespace env_values;
 
 Device parse_device(std::string_view value, std::string_view source) {
-  return one_of(value, source, {"cpu", "cuda"}, "cpu or cuda",
-                "cpu, the default, runs anywhere; cuda needs the Linux CUDA binary") == "cpu"
-             ? Device::cpu
-             : Device::cuda;
+  static const std::vector<std::pair<std::string, Device>> devices = {
+#define USER_DEVICE(name, help) {#name, Device::name},
+#include "util/devices.def"
+#undef USER_DEVICE
+  };
+  std::vector<std::string> names;
+  std::string expected, help;
+  for (const auto& [name, d] : devices) {
+    expected += (names.empty() ? "" : " or ") + name;
+    names.push_back(name);
+  }
+#define USER_DEVICE(name, text) help += std::string(help.empty() ? "" : "; ") + text;
+#include "util/devices.def"
+#undef USER_DEVICE
+  std::string chosen = one_of(value, source, names, expected, help);
+  for (const auto& [name, d] : devices)
+    if (name == chosen) return d;
+  return Device::cpu;  // one_of refused anything else
 }
 
 MetricsTarget parse_metrics(std::string_view value, std::string_view source) {
-  constexpr std::string_view expected = "jsonl:<path>, stdout, syvain or syvain:<folder-id>";
+  constexpr std::string_view expected = "jsonl:<path>, stdout, syvain, syvain:<folder-id> or tensorboard:<dir>";
   MetricsTarget t;
   t.text = std::string(value);
   size_t colon = value.find(':');
@@ -294,13 +327,20 @@ MetricsTarget parse_metrics(std::string_view value, std::string_view source) {
     t.path = std::string(rest);
     return t;
   }
+  if (head == "tensorboard") {
+    if (rest.empty())
+      bad(source, expected, value, fmt::format("name the folder, e.g. {}", setting(source, "tensorboard:runs")));
+    t.kind = MetricsTarget::Kind::tensorboard;
+    t.path = std::string(rest);
+    return t;
+  }
   if (head == "syvain" && (colon == value.npos || !rest.empty())) {
     t.kind = MetricsTarget::Kind::syvain;
     t.folder_id = std::string(rest);
     return t;
   }
   std::string help;
-  std::string near = nearest(head, {"jsonl", "stdout", "syvain"});
+  std::string near = nearest(head, {"jsonl", "stdout", "syvain", "tensorboard"});
   if (value.ends_with(".jsonl") || value.find('/') != value.npos)
     help = fmt::format("for a file, write {}", setting(source, "jsonl:" + std::string(value)));
   else if (!near.empty())

@@ -32,11 +32,13 @@ int parse_node_rank(std::string_view value, std::string_view source);  // below 
 Rendezvous parse_rendezvous(std::string_view value, std::string_view source);
 GradientPrecision parse_node_gradients(std::string_view value, std::string_view source);
 double parse_node_timeout(std::string_view value, std::string_view source);
+std::string parse_node_address(std::string_view value, std::string_view source);
 std::string parse_run_slug(std::string_view value, std::string_view source);
 int64_t parse_eval_limit(std::string_view value, std::string_view source);
 int parse_threads(std::string_view value, std::string_view source);
 double parse_memory(std::string_view value, std::string_view source);
 bool parse_explain(std::string_view value, std::string_view source);
+int parse_cuda_emulate(std::string_view value, std::string_view source);
 Secret parse_secret(std::string_view value, std::string_view source);
 std::string parse_text(std::string_view value, std::string_view source);
 std::string parse_syvain_url(std::string_view value, std::string_view source);

@@ -3,10 +3,27 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 
 #include "util/printable.h"
 
 namespace sx {
+
+namespace {
+// error_ids.inc is written from errors.def by CMake; each code's place in it
+// must be its place in errors.def, which code_info() indexes by.
+constexpr Code kDefinitionOrder[] = {
+#define SX_ERROR(id, code, title, text) Code::id,
+#include "util/errors.def"
+#undef SX_ERROR
+};
+constexpr bool ids_in_definition_order() {
+  for (size_t i = 0; i < std::size(kDefinitionOrder); ++i)
+    if (static_cast<size_t>(kDefinitionOrder[i]) != i) return false;
+  return true;
+}
+static_assert(ids_in_definition_order(), "error_ids.inc is out of date with errors.def: re-run cmake");
+}  // namespace
 
 const std::vector<CodeInfo>& all_codes() {
   static const std::vector<CodeInfo> codes = {

@@ -10,11 +10,16 @@ import json, os, re, subprocess, sys, tempfile
 SEXPGPU, REPO, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 HERE = os.path.dirname(os.path.abspath(__file__))
 TMP = tempfile.mkdtemp(prefix="sexpgpu-e2e-")
+# A cache folder beside the binary, shared by the cases that are not about caches
+# (env={"XDG_CACHE_HOME": SHARED_CACHE}): NVRTC compiles each kernel once for the suite, not once a case.
+SHARED_CACHE = os.path.join(os.path.dirname(os.path.abspath(SEXPGPU)), "e2e-shared-cache")
 
 
 def clean_env(extra=None):
     """The test's environment without SEXPGPU_*/SYVAIN_* variables, plus `extra`."""
     e = {k: v for k, v in os.environ.items() if not k.startswith(("SEXPGPU_", "SYVAIN_"))}
+    # Caches (tokens, kernels) in the test's scratch folder, not the home of whoever runs the tests.
+    e["XDG_CACHE_HOME"] = os.path.join(TMP, "cache")
     e.update(extra or {})
     return e
 

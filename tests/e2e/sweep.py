@@ -126,13 +126,13 @@ def case_parallel():
     expect("2 at once, 2 threads each" in p.stderr, p.stderr)
     for slug in SLUGS:
         same_as_alone(d, slug, sets_of(slug))
-    # Two ran at the same time: some run started before another ended.
-    spans = []
-    for slug in SLUGS:
-        recs = jsonl(os.path.join(d, slug + ".jsonl"))
-        spans.append((recs[1]["at"], next(r["at"] for r in recs if r.get("event") == "done")))
-    expect(any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1:]),
-           f"no two runs overlapped: {spans}")
+    # Two at once, never three: count the live runs along the sweep's own start/ended lines (the
+    # runs' own timestamps do not show it: under load a short run can end before the next compiles).
+    live, most = 0, 0
+    for line in p.stderr.splitlines():
+        live += line.startswith("sweep: start ") - (line.startswith("sweep: ") and ", exit " in line)
+        most = max(most, live)
+    expect(most == 2 and live == 0, f"expected at most and at some point 2 runs alive:\n{p.stderr}")
 
 
 def case_killed_and_rerun():

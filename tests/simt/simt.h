@@ -46,7 +46,6 @@ constexpr unsigned kWarp = 32;
 
 struct Fiber {
   ucontext_t context{};
-  std::unique_ptr<char[]> stack;
   dim3 thread_idx;
   unsigned linear = 0;
   bool done = false;
@@ -65,6 +64,7 @@ struct Runtime {
   dim3 grid, block, block_idx;
   unsigned threads = 0;
   std::vector<Fiber> fibers;
+  std::vector<std::unique_ptr<char[]>> stacks;  // one per thread, reused by every block (no mmap per fiber)
   std::vector<Warp> warps;
   Fiber* current = nullptr;
   ucontext_t scheduler{};
@@ -207,13 +207,13 @@ inline bool run_block(Runtime& r, bool reverse, size_t stack_bytes) {
   r.fibers.resize(r.threads);
   r.warps.assign((r.threads + kWarp - 1) / kWarp, Warp{});
   r.barrier_arrived = 0;
+  while (r.stacks.size() < r.threads) r.stacks.emplace_back(new char[stack_bytes]);
   for (unsigned i = 0; i < r.threads; ++i) {
     Fiber& f = r.fibers[i];
     f.linear = i;
     f.thread_idx = dim3(i % r.block.x, (i / r.block.x) % r.block.y, i / (r.block.x * r.block.y));
-    f.stack.reset(new char[stack_bytes]);
     getcontext(&f.context);
-    f.context.uc_stack.ss_sp = f.stack.get();
+    f.context.uc_stack.ss_sp = r.stacks[i].get();
     f.context.uc_stack.ss_size = stack_bytes;
     f.context.uc_link = &r.scheduler;
     makecontext(&f.context, fiber_main, 0);

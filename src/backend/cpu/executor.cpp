@@ -17,6 +17,14 @@ void round_bf16(float* v, int64_t count) {
   for (int64_t k = 0; k < count; ++k) v[k] = round_bf16_f(v[k]);
 }
 
+// Whether node `id` holds bf16 values: a round-bf16 or a bf16-typed node,
+// seen through views (a folded transpose, a reshape), which share its bytes.
+bool bf16_values(const Graph& g, const plan::Plan& plan, NodeId id) {
+  while (plan.view[id] && g.node(id).inputs.size() == 1) id = g.node(id).inputs[0];
+  const Node& n = g.node(id);
+  return n.op == Op::RoundBf16 || n.dtype == DType::BF16;
+}
+
 }  // namespace
 
 CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
@@ -40,6 +48,10 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
         s.prep.trans[k] = plan_.view[n.inputs[k]] && plan::is_transpose(g.node(n.inputs[k]));
       plan_matmul(g, n, s.prep);
     }
+    // A product of two bf16 operands is the bf16 product (gemm.h); inside
+    // attention, the scores q . k^T.
+    if (n.op == Op::Matmul || n.op == Op::Attention)
+      s.prep.bf16 = bf16_values(g, plan_, n.inputs[0]) && bf16_values(g, plan_, n.inputs[1]);
     scratch = std::max(scratch, s.prep.scratch_floats);
     shared = std::max(shared, s.prep.shared_floats);
     steps_.push_back(std::move(s));

@@ -2,15 +2,18 @@
 // (gemm_driver.inc) built for baseline x86-64 (std::fma), AVX2+FMA and
 // AVX-512, the widest the CPU supports chosen at run time (isa.h). Each
 // kernel keeps an MR x NR tile of C in registers and adds one product of k
-// per fused multiply-add, in k's order, so all three give the same bits.
+// per fused multiply-add, in k's order, so all three give the same bits
+// (for bf16 products, in the pair order of gemm.h, each step flushed alike).
 // Packing copies a tile's rows of 14 or 32 floats: inline, never a memmove call.
 #pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off", "no-tree-loop-distribute-patterns")
 #include "backend/cpu/gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "backend/cpu/isa.h"
+#include "backend/cpu/vmath.h"
 
 #if SX_ISA_CLONES
 #include <immintrin.h>
@@ -18,23 +21,47 @@
 
 namespace sx::cpu {
 namespace {
-constexpr int64_t kGemmKc = 256;     // k per packed block
-constexpr int64_t kGemmMcMax = 144;  // rows per packed block of op(A), the most of any kernel
-constexpr int64_t kGemmNrMax = 32;   // columns per register tile, the most of any kernel
+constexpr int64_t kGemmNrMax = 32;  // columns per register tile, the most of any kernel
 int64_t round_up(int64_t n, int64_t q) { return (n + q - 1) / q * q; }
 
 // Row r, step p of a packed micro-panel of op(A) (gemm_driver.inc's pack_a):
-// rows kGemmKc apart, or MR values per p.
+// rows kGemmKcMax apart (a constant stride, so the kernel's broadcasts are
+// base + offset), or MR values per p.
 template <bool kRowsA, int MR>
 inline float a_at(const float* a, int r, int64_t p) {
-  return kRowsA ? a[r * kGemmKc + p] : a[p * MR + r];
+  return kRowsA ? a[r * kGemmKcMax + p] : a[p * MR + r];
+}
+
+constexpr float kMinNormal = 0x1p-126f;
+
+inline float signed_zero(float x) { return std::signbit(x) ? -0.0f : 0.0f; }
+
+// gemm.h's bf16_operand, inline for the packing loops.
+inline float bf16_operand_f(float x) {
+  float y = round_bf16_f(x);
+  return std::fabs(y) < kMinNormal ? signed_zero(y) : y;
+}
+
+// gemm.h's bf16_fma. std::fma rounds with gradual underflow; a result of
+// 2^-126 in size may then come from a value the unbounded exponent range
+// rounds below it (tiny after rounding, so flushed): decided exactly by the
+// same fma scaled by 2^64 (a, b and c are small there, so the scaling is
+// exact and the scaled result normal).
+[[gnu::noinline]] float bf16_fma_f(float a, float b, float c) {
+  float r = std::fma(a, b, c), m = std::fabs(r);
+  if (!(m <= kMinNormal) || r == 0.0f) return r;
+  if (m < kMinNormal) return signed_zero(r);
+  float scaled = std::fma(a * 0x1p64f, b, c * 0x1p64f);
+  return std::fabs(scaled) < 0x1p-62f ? signed_zero(r) : r;
 }
 }  // namespace
 
+float bf16_fma(float a, float b, float c) { return bf16_fma_f(a, b, c); }
+float bf16_operand(float x) { return bf16_operand_f(x); }
+
 // Per instruction set: `Vec` (a vector of W floats and the operations the
-// kernel needs), the register tile (kMR rows x kVecs vectors of C) and the
-// rows per packed block (kMC); gemm_driver.inc builds the kernel and the
-// blocked product from them.
+// kernel needs) and the register tile (kMR rows x kVecs vectors of C);
+// gemm_driver.inc builds the kernel and the blocked product from them.
 
 // Scalar: the compiler does not vectorise std::fma without FMA in the target,
 // so this is slow, and only for CPUs without AVX2.
@@ -47,17 +74,24 @@ struct Vec {
   static void store(float* p, T v) { *p = v; }
   static T set1(float x) { return x; }
   static T fmadd(T a, T b, T c) { return std::fma(a, b, c); }
+  static T fma_bf16(T a, T b, T c) { return bf16_fma_f(a, b, c); }  // the flushes in software
   static T mul(T a, T b) { return a * b; }
+  static unsigned ftz_begin() { return 0; }
+  static void ftz_end(unsigned) {}
 };
 constexpr int kMR = 4, kVecs = 16;
-constexpr int64_t kMC = 96;
 }  // namespace gemm_baseline
 #define SX_GEMM_NS gemm_baseline
 #include "backend/cpu/gemm_driver.inc"
 #undef SX_GEMM_NS
 
 #if SX_ISA_CLONES
-// Vec for the __m256 and __m512 intrinsics (_mm256_* and _mm512_*).
+// Vec for the __m256 and __m512 intrinsics (_mm256_* and _mm512_*). A bf16
+// step is the plain fused multiply-add, run between ftz_begin and ftz_end:
+// with MXCSR's FTZ and DAZ set, the hardware flushes a tiny result (tiny
+// after rounding, as x86 detects it) and reads a denormal operand as zero,
+// which is the definition (gemm.h) bit for bit; gemm_blocking_test checks
+// it on the machine it runs on against the scalar definition.
 #define SX_GEMM_VEC(bits)                                                   \
   struct Vec {                                                              \
     using T = __m##bits;                                                    \
@@ -67,15 +101,29 @@ constexpr int64_t kMC = 96;
     static void store(float* p, T v) { _mm##bits##_storeu_ps(p, v); }       \
     static T set1(float x) { return _mm##bits##_set1_ps(x); }               \
     static T fmadd(T a, T b, T c) { return _mm##bits##_fmadd_ps(a, b, c); } \
+    static T fma_bf16(T a, T b, T c) { return fmadd(a, b, c); }             \
     static T mul(T a, T b) { return _mm##bits##_mul_ps(a, b); }             \
+    static unsigned ftz_begin() { return ftz_on(); }                        \
+    static void ftz_end(unsigned modes) { ftz_restore(modes); }             \
   };
+
+// MXCSR's flush-to-zero (bit 15) and denormals-are-zero (bit 6) on, for the
+// calling thread; returns what to restore. Not inlined: no arithmetic of the
+// caller moves across them.
+namespace {
+[[gnu::noinline]] unsigned ftz_on() {
+  unsigned modes = _mm_getcsr();
+  _mm_setcsr(modes | 0x8040u);
+  return modes;
+}
+[[gnu::noinline]] void ftz_restore(unsigned modes) { _mm_setcsr(modes); }
+}  // namespace
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace gemm_avx2 {
 SX_GEMM_VEC(256)
 constexpr int kMR = 6, kVecs = 2;  // 12 of the 16 ymm registers accumulate
-constexpr int64_t kMC = 96;
 }  // namespace gemm_avx2
 #define SX_GEMM_NS gemm_avx2
 #include "backend/cpu/gemm_driver.inc"
@@ -87,7 +135,6 @@ constexpr int64_t kMC = 96;
 namespace gemm_avx512 {
 SX_GEMM_VEC(512)
 constexpr int kMR = 14, kVecs = 2;  // 28 of the 32 zmm registers accumulate
-constexpr int64_t kMC = 140;
 }  // namespace gemm_avx512
 #define SX_GEMM_NS gemm_avx512
 #include "backend/cpu/gemm_driver.inc"
@@ -112,14 +159,64 @@ Isa gemm_isa() {
 }
 }  // namespace
 
-int64_t gemm_thread_floats(int64_t n) {
-  return kGemmMcMax * kGemmKc + kGemmKc * round_up(std::max<int64_t>(n, 1), kGemmNrMax);
+void gemm_tile(Isa i, int* mr, int* nr) {
+#if SX_ISA_CLONES
+  if (i == Isa::Avx512) {
+    *mr = gemm_avx512::kMR, *nr = gemm_avx512::kVecs * gemm_avx512::Vec::W;
+    return;
+  }
+  if (i == Isa::Avx2) {
+    *mr = gemm_avx2::kMR, *nr = gemm_avx2::kVecs * gemm_avx2::Vec::W;
+    return;
+  }
+#endif
+  (void)i;
+  *mr = gemm_baseline::kMR, *nr = gemm_baseline::kVecs * gemm_baseline::Vec::W;
 }
 
-int64_t gemm_shared_floats(int64_t m, int64_t k, int64_t n) {
-  // op(B)'s panels, then op(A)'s blocks: at most m + MC rows of whole k blocks.
-  return std::max<int64_t>(k, 1) * round_up(std::max<int64_t>(n, 1), kGemmNrMax) +
-         (std::max<int64_t>(m, 0) + kGemmMcMax) * round_up(std::max<int64_t>(k, 1), kGemmKc);
+GemmBlocking derive_blocking(const CacheSizes& c, int mr, int nr, int64_t k, int threads) {
+  GemmBlocking b;
+  int64_t kc = c.l1d / 2 / (nr * 4) / 16 * 16;
+  b.kc = std::clamp<int64_t>(kc, 64, kGemmKcMax);
+  int64_t mc = c.l2 / 2 / (b.kc * 4) / mr * mr;
+  b.mc = std::clamp<int64_t>(mc, mr, kGemmMcMax / mr * mr);
+  int64_t slab = c.l3 / std::max(threads, 1) / 2;  // bytes of op(B) a thread keeps across its row blocks
+  b.nc_panels = std::max<int64_t>(1, slab / (std::max<int64_t>(k, 1) * nr * 4));
+  return b;
+}
+
+namespace {
+std::atomic<const CacheSizes*>& caches_override() {
+  static std::atomic<const CacheSizes*> c{nullptr};
+  return c;
+}
+}  // namespace
+
+void set_gemm_caches(const CacheSizes* caches) {
+  static CacheSizes held[2];
+  static int next = 0;
+  if (!caches) {
+    caches_override().store(nullptr);
+    return;
+  }
+  held[next] = *caches;  // the previous one stays valid for a product already running
+  caches_override().store(&held[next]);
+  next ^= 1;
+}
+
+const CacheSizes& gemm_caches() {
+  const CacheSizes* c = caches_override().load();
+  return c ? *c : machine_caches();
+}
+
+int64_t gemm_thread_floats(int64_t n) {
+  // op(A)'s block; op(B)'s panels of one k block (the product on one thread).
+  return kGemmMcMax * kGemmKcMax + kGemmKcMax * round_up(std::max<int64_t>(n, 1), kGemmNrMax);
+}
+
+int64_t gemm_shared_floats(int64_t, int64_t k, int64_t n) {
+  // op(B)'s panels, each of k steps (one more for a bf16 product's odd k).
+  return round_up(std::max<int64_t>(k, 1), 2) * round_up(std::max<int64_t>(n, 1), kGemmNrMax);
 }
 
 namespace {
@@ -132,31 +229,40 @@ bool trivial(const Gemm& g) {
 }
 }  // namespace
 
-// The widest instruction set's `call` (a function of gemm_driver.inc).
+// The widest instruction set's `call` (a function of gemm_driver.inc), with
+// the blocking for its register tile, this product's k and `threads`.
 #if SX_ISA_CLONES
-#define SX_GEMM_DISPATCH(call)    \
-  switch (gemm_isa()) {           \
-    case Isa::Avx512:             \
-      return gemm_avx512::call;   \
-    case Isa::Avx2:               \
-      return gemm_avx2::call;     \
-    default:                      \
-      return gemm_baseline::call; \
+#define SX_GEMM_DISPATCH(call, threads)                                   \
+  Isa i = gemm_isa();                                                     \
+  int mr = 0, nr = 0;                                                     \
+  gemm_tile(i, &mr, &nr);                                                 \
+  GemmBlocking bl = derive_blocking(gemm_caches(), mr, nr, g.k, threads); \
+  switch (i) {                                                            \
+    case Isa::Avx512:                                                     \
+      return gemm_avx512::call;                                           \
+    case Isa::Avx2:                                                       \
+      return gemm_avx2::call;                                             \
+    default:                                                              \
+      return gemm_baseline::call;                                         \
   }
 #else
-#define SX_GEMM_DISPATCH(call) return gemm_baseline::call;
+#define SX_GEMM_DISPATCH(call, threads)                                   \
+  int mr = 0, nr = 0;                                                     \
+  gemm_tile(Isa::Baseline, &mr, &nr);                                     \
+  GemmBlocking bl = derive_blocking(gemm_caches(), mr, nr, g.k, threads); \
+  return gemm_baseline::call;
 #endif
 
 void gemm(const Gemm& g, float* scratch) {
   if (trivial(g)) return;
-  SX_GEMM_DISPATCH(gemm(g, scratch))
+  SX_GEMM_DISPATCH(gemm(g, scratch, bl), 1)
 }
 
 void gemm(const Gemm& g, ThreadPool& pool, float* shared, float* const* scratch) {
   if (trivial(g)) return;
   double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   if (pool.size() == 1 || flops < kGemmParallelFlops) return gemm(g, scratch[0]);
-  SX_GEMM_DISPATCH(gemm(g, pool, shared))
+  SX_GEMM_DISPATCH(gemm(g, pool, shared, scratch, bl), pool.size())
 }
 #undef SX_GEMM_DISPATCH
 

@@ -17,6 +17,8 @@
 // full vector width (docs/performance.md).
 #include <cstdint>
 
+#include "backend/cpu/cache_info.h"
+#include "backend/cpu/isa.h"
 #include "backend/cpu/thread_pool.h"
 
 namespace sx::cpu {
@@ -24,6 +26,15 @@ namespace sx::cpu {
 // C [m, n] = alpha * op(A) op(B), row-major. op(A) [m, k] is A [m, k] with
 // row stride lda, or (ta) A [k, m] read transposed; op(B) [k, n] is B [k, n]
 // with row stride ldb, or (tb) B [n, k] read transposed. C's row stride is ldc.
+//
+// bf16: the product of `:precision bf16` (docs/performance.md), defined as
+// AVX512-BF16's vdpbf16ps computes it: each operand rounded to bfloat16 (a
+// no-op on the graph's round-bf16 values) with denormals read as zero; k in
+// pairs (0, 1), (2, 3), ... (an odd k's last pair padded with zeros), and
+// per pair c = fma(a[i,p+1], b[p+1,j], c), then c = fma(a[i,p], b[p,j], c),
+// each rounded to nearest even and a result below the normal range
+// (tiny after rounding) flushed to a zero of its sign; then c * alpha. Every
+// instruction set computes exactly that.
 struct Gemm {
   int64_t m = 0, n = 0, k = 0;
   const float* a = nullptr;
@@ -35,7 +46,38 @@ struct Gemm {
   float* c = nullptr;
   int64_t ldc = 0;
   float alpha = 1.0f;
+  bool bf16 = false;
 };
+
+// One step of the bf16 chain: fma(a, b, c) with a, b and c normal or zero,
+// rounded to nearest even, a tiny result (after rounding, exponent range
+// unbounded, as x86 detects it) flushed to a zero of its sign.
+float bf16_fma(float a, float b, float c);
+// An operand as the bf16 product reads it: rounded to bf16, a denormal as a
+// zero of its sign.
+float bf16_operand(float x);
+
+// How a product is tiled (BLIS's names): k blocks of kc (even, so that a
+// bf16 pair never straddles two), op(A) blocks of at most mc rows, and
+// column groups of at most nc_panels register-tile panels. They change
+// which cache each packed block lives in, never the order of an element's
+// additions, so never a bit of the result.
+struct GemmBlocking {
+  int64_t kc = 256, mc = 96, nc_panels = 1 << 20;
+};
+// The most any blocking uses (the scratch sizes are bounded by them).
+constexpr int64_t kGemmKcMax = 384, kGemmMcMax = 504;
+// For a register tile of mr x nr floats and these caches: op(B)'s kc x nr
+// micro-panel in half of L1, op(A)'s mc x kc block in half of L2, a column
+// group's k x nc slab of op(B) in a thread's half share of L3 (`threads`
+// sharing it), each clamped to what the scratch holds.
+GemmBlocking derive_blocking(const CacheSizes& caches, int mr, int nr, int64_t k, int threads);
+// The register tile (rows, columns) of an instruction set's kernel.
+void gemm_tile(Isa isa, int* mr, int* nr);
+// For tests and benchmarks: tile as if the machine had these caches (the
+// results are the same bits); nullptr: the machine's own (cache_info.h).
+void set_gemm_caches(const CacheSizes* caches);
+const CacheSizes& gemm_caches();
 
 // Per-thread scratch floats for a product with n columns (a packed block of
 // each operand), whichever instruction set runs.

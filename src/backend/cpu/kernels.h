@@ -29,6 +29,7 @@ struct Prep {
   std::vector<Strided> parts;      // concat: one copy per input
   std::vector<int64_t> batch;      // matmul: per batch, the A and B matrix indices
   bool trans[2] = {false, false};  // matmul: the operand is a folded transpose, read transposed
+  bool bf16 = false;               // matmul, attention's scores: a product of bf16 values (gemm.h's bf16)
   MatmulShape mm;                  // matmul: how the product runs
   int64_t scratch_floats = 0;      // per thread (matmul, attention) or the first thread's (cross-entropy)
   int64_t shared_floats = 0;       // one buffer for all threads (matmul)

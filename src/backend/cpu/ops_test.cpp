@@ -10,34 +10,14 @@ namespace {
 
 using namespace ops;
 
-// Compares `outs` with the reference (exactly when `exact`): on every
-// registered device, and on the cpu backend under two thread counts and with
-// views, folded transposes and in-place reuse both on and off.
+// The cuda device runs here on the emulated GPU (kernels interpreted, GEMMs on the CPU).
+const bool kEmulateCuda = setenv("SEXPGPU_CUDA_EMULATE", "1", 1) == 0;
+
+// Every output named by its node and op, on every device (test_util.h).
 void check(Case& c, const std::vector<NodeId>& outs, double rtol = 1e-5, bool exact = false) {
-  c.fill_params();
-  auto want = ref::evaluate<float>(c.g, c.feeds, outs);
-  for (const std::string& device : backend::device_names()) {
-    auto got = c.on_device(device, outs, 2);
-    for (size_t k = 0; k < outs.size(); ++k) {
-      std::string what = device + ": %" + std::to_string(outs[k]) + " " + op_name(c.g.node(outs[k]).op);
-      if (exact)
-        EXPECT_TRUE(same_bits(got[k], want[outs[k]])) << what << " differs from the reference";
-      else
-        expect_close(got[k], want[outs[k]], rtol, what);
-    }
-  }
-  auto one = c.cpu(outs, 1);
-  auto three = c.cpu(outs, 3);
-  auto plain = c.cpu(outs, 2, {.in_place = false, .alias = false, .fold_transpose = false});
-  for (size_t k = 0; k < outs.size(); ++k) {
-    std::string what = "%" + std::to_string(outs[k]) + " " + op_name(c.g.node(outs[k]).op);
-    if (exact)
-      EXPECT_TRUE(same_bits(one[k], want[outs[k]])) << what << " differs from the reference";
-    else
-      expect_close(one[k], want[outs[k]], rtol, what);
-    EXPECT_TRUE(same_bits(one[k], three[k])) << what << " differs between 1 and 3 threads";
-    EXPECT_TRUE(same_bits(one[k], plain[k])) << what << " differs without views and in-place reuse";
-  }
+  std::vector<std::string> names;
+  for (NodeId id : outs) names.push_back("%" + std::to_string(id) + " " + op_name(c.g.node(id).op));
+  check_every_device(c, outs, names, rtol, exact);
 }
 
 // A case of the table below: a graph built on `c` and the outputs to compare.
@@ -294,6 +274,8 @@ TEST(CpuOps, EveryDeviceIsTried) {
   auto names = backend::device_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "cpu"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "ref"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "cuda"), names.end());
+  EXPECT_TRUE(kEmulateCuda);
 }
 
 TEST(CpuOps, BadIdsAreUserErrors) {

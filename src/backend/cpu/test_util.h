@@ -1,6 +1,7 @@
 #pragma once
-// Shared by the CPU backend's tests: random feeds for a graph, running it on
-// the reference and CPU backends, and comparing the two.
+// Shared by the CPU backend's tests and the every-device op tests: random
+// feeds for a graph, running it on the reference, the CPU backend and every
+// registered device, and comparing them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,6 +29,15 @@ struct Case {
     for (float& x : v) x = u(rng);
     feeds.inputs[name] = ref::Tensor<float>::of(s, v);
     return ops::input(g, name, s.vec(), DType::F32);
+  }
+  // A parameter at a fresh model path with uniform values in [lo, hi].
+  NodeId param(const Shape& s, float lo = -2, float hi = 2) {
+    std::string path = "p" + std::to_string(feeds.params.size());
+    std::uniform_real_distribution<float> u(lo, hi);
+    std::vector<float> v(s.numel());
+    for (float& x : v) x = u(rng);
+    feeds.params[path] = ref::Tensor<float>::of(s, v);
+    return ops::param(g, path, s.vec(), {});
   }
   NodeId ids(const Shape& s, int32_t below, DType dtype = DType::I32) {
     std::string name = "in" + std::to_string(feeds.inputs.size());
@@ -112,6 +122,37 @@ inline void expect_close(const ref::Tensor<float>& got, const ref::Tensor<float>
 inline bool same_bits(const ref::Tensor<float>& a, const ref::Tensor<float>& b) {
   return a.shape == b.shape && a.i == b.i && a.f.size() == b.f.size() &&
          (a.f.empty() || std::memcmp(a.f.data(), b.f.data(), a.f.size() * 4) == 0);  // memcmp of nullptr is UB
+}
+
+// Compares `outs` (named `names`) with the reference (exactly when `exact`):
+// on every registered device, and on the cpu backend under two thread counts
+// and with views, folded transposes and in-place reuse both on and off.
+inline void check_every_device(Case& c, const std::vector<NodeId>& outs, const std::vector<std::string>& names,
+                               double rtol = 1e-5, bool exact = false, double atol = 0) {
+  c.fill_params();
+  auto want = ref::evaluate<float>(c.g, c.feeds, outs);
+  for (const std::string& device : backend::device_names()) {
+    auto got = c.on_device(device, outs, 2);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      std::string what = device + ": " + names[k];
+      if (exact)
+        EXPECT_TRUE(same_bits(got[k], want[outs[k]])) << what << " differs from the reference";
+      else
+        expect_close(got[k], want[outs[k]], rtol, what, atol);
+    }
+  }
+  auto one = c.cpu(outs, 1);
+  auto three = c.cpu(outs, 3);
+  auto plain = c.cpu(outs, 2, {.in_place = false, .alias = false, .fold_transpose = false});
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const std::string& what = names[k];
+    if (exact)
+      EXPECT_TRUE(same_bits(one[k], want[outs[k]])) << what << " differs from the reference";
+    else
+      expect_close(one[k], want[outs[k]], rtol, what, atol);
+    EXPECT_TRUE(same_bits(one[k], three[k])) << what << " differs between 1 and 3 threads";
+    EXPECT_TRUE(same_bits(one[k], plain[k])) << what << " differs without views and in-place reuse";
+  }
 }
 
 }  // namespace sx::cpu::testing

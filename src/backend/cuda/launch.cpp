@@ -52,6 +52,38 @@ const char* launch_kind_name(LaunchKind k) {
   return "?";
 }
 
+const std::vector<FusionRuleInfo>& fusion_rules() {
+  using R = FusionRule;
+  static const std::vector<FusionRuleInfo> rules = {
+      {R::InlineConstant, "inline-constant"},
+      {R::ParamBf16Copy, "param-bf16-copy"},
+      {R::ElementwiseChain, "elementwise-chain"},
+      {R::ProducerPrologue, "producer-prologue"},
+      {R::RowPrologue, "row-prologue"},
+      {R::RowEpilogue, "row-epilogue"},
+      {R::RowChain, "row-chain"},
+      {R::SharedRows, "shared-rows"},
+      {R::ColumnPrologue, "column-prologue"},
+      {R::SideBySideColumns, "side-by-side-columns"},
+      {R::GemmBias, "gemm-bias"},
+      {R::GemmGelu, "gemm-gelu"},
+      {R::GemmDGelu, "gemm-dgelu"},
+      {R::GemmBf16Out, "gemm-bf16-out"},
+      {R::GemmBiasGrad, "gemm-bias-grad"},
+      {R::SiblingProducts, "sibling-products"},
+      {R::AttentionLayout, "attention-layout"},
+      {R::GatherEpilogue, "gather-epilogue"},
+      {R::LateElementwise, "late-elementwise"},
+  };
+  return rules;
+}
+
+const char* fusion_rule_name(FusionRule r) {
+  for (const auto& info : fusion_rules())
+    if (info.rule == r) return info.name;
+  return "?";
+}
+
 int Lowering::cublas() const {
   int n = 0;
   for (const auto& l : launches) n += l.cublas();

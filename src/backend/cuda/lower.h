@@ -38,6 +38,38 @@ const char* launch_kind_name(LaunchKind k);
 // pre-activation (backward), and/or write B's column sums (a bias gradient).
 enum class Epilogue : uint8_t { None, Bias, Gelu, BiasGelu, DGelu };
 
+// The fusion rules: each a way the lowering puts nodes into one launch (or
+// into none), in the order llm.c shows they pay. Every launch says which
+// rules made it (Launch::rules); the table below names each one, and the
+// lowering's tests have a case per entry.
+enum class FusionRule : uint8_t {
+  InlineConstant,     // full, arange and elementwise functions of them: recomputed where read, no launch
+  ParamBf16Copy,      // a parameter's round-bf16 is its bf16 copy, written by the optimizer: no launch
+  ElementwiseChain,   // elementwise ops over one domain: one map
+  ProducerPrologue,   // a reader's launch takes in an elementwise producer of its domain not read elsewhere
+  RowPrologue,        // elementwise work before a row reduction of its rows (a residual add, then layer norm)
+  RowEpilogue,        // elementwise work on a row kernel's rows or its row statistics after it
+  RowChain,           // row reductions of the same rows one after another (a norm's backward)
+  SharedRows,         // two readers of the same rows in one row kernel (cross-entropy and its gradient's softmax)
+  ColumnPrologue,     // elementwise work before a column reduction or a scatter-add of its values
+  SideBySideColumns,  // column reductions of one domain side by side (a norm's gain and bias gradients)
+  GemmBias,           // the bias add in the GEMM's epilogue
+  GemmGelu,           // GELU in the GEMM's epilogue (the pre-activation kept when read)
+  GemmDGelu,          // the product times gelu'(a saved pre-activation) in the GEMM's epilogue
+  GemmBf16Out,        // the product stored rounded to bf16
+  GemmBiasGrad,       // a bias gradient as the weight-gradient GEMM's column sums (BGRADB)
+  SiblingProducts,    // products of one operand and one shape as one grouped call (q, k and v; their weight gradients)
+  AttentionLayout,    // attention reads q, k, v through their permutes, stores its output permuted and rounded
+  GatherEpilogue,     // elementwise work after a gather or an embed
+  LateElementwise,    // an elementwise function of a launch's own values joins it after others read it
+};
+struct FusionRuleInfo {
+  FusionRule rule;
+  const char* name;  // "gemm-bias"
+};
+const std::vector<FusionRuleInfo>& fusion_rules();
+const char* fusion_rule_name(FusionRule r);
+
 struct GemmDesc {
   bool trans_a = false, trans_b = false;  // operand read transposed (a folded permute)
   int64_t batch = 1, m = 0, n = 0, k = 0;
@@ -61,7 +93,9 @@ struct Launch {
   GemmDesc gemm;                // Gemm only
   bool bf16 = false;            // activations stored in bf16
   uint64_t structure = 0;       // hash of ops, shapes and dtypes: equal launches share one kernel
+  uint32_t rules = 0;           // the fusion rules that made it, a bit per FusionRule
   bool cublas() const { return kind == LaunchKind::Gemm; }
+  bool fused_by(FusionRule r) const { return (rules >> static_cast<int>(r)) & 1u; }
 };
 
 struct OptimizerInfo {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "lang/experiment.h"
 #include "plan/pack.h"
 #include "util/error.h"
 #include "util/memory.h"
@@ -44,10 +45,42 @@ DevicePlan device_plan(const Graph& g, const plan::Plan& p, const Lowering& l, P
   return d;
 }
 
-std::string report_line(const std::string& graph, const Lowering& l, int64_t plan_bytes) {
-  // Compiling is NVRTC's part (the kernel cache); without it the kernels are listed as not compiled.
-  return fmt::format("lowering {}: {} nodes -> {} launches ({} cublas, {} generated: not compiled) plan {}\n", graph,
-                     l.nodes, l.launches.size(), l.cublas(), l.generated(), gib_text(plan_bytes));
+OptimizerInfo optimizer_info(const std::vector<ParamInfo>& params, const OptimizerSpec* spec, bool training) {
+  OptimizerInfo o;
+  if (!training || !spec) return o;
+  o.present = true;
+  o.clip = spec->clip.has_value();
+  o.tensors = static_cast<int64_t>(params.size());
+  for (const auto& p : params) o.elements += p.shape.numel();
+  return o;
+}
+
+std::vector<TensorSize> tensor_sizes(const std::vector<ParamInfo>& params) {
+  std::vector<TensorSize> out;
+  for (const auto& p : params) out.push_back({p.path, p.shape.numel()});
+  return out;
+}
+
+DevicePlan run_device_plan(const Graph& g, const plan::Plan& p, const Lowering& l, const RunDecl& run,
+                           const std::vector<ParamInfo>& params, bool training) {
+  Precision precision = Precision::f32;
+  parse_precision(run.precision, &precision);
+  const OptimizerSpec* spec = run.optimizer.get();
+  int state = !spec ? 0 : spec->kind == "sgd" ? (spec->momentum != 0) : 2;
+  return device_plan(g, p, l, precision, tensor_sizes(params), state, training);
+}
+
+std::string report_line(const std::string& graph, const Lowering& l, int64_t plan_bytes,
+                        const CompiledLaunches* compiled) {
+  std::string kernels = "not compiled";
+  if (compiled) {
+    kernels.clear();
+    if (compiled->cached) kernels = fmt::format("{} cached", compiled->cached);
+    if (compiled->compiled) kernels += fmt::format("{}{} compiled", kernels.empty() ? "" : ", ", compiled->compiled);
+  }
+  return fmt::format("lowering {}: {} nodes -> {} launches ({} cublas, {} generated{}{}) plan {}\n", graph, l.nodes,
+                     l.launches.size(), l.cublas(), l.generated(), kernels.empty() ? "" : ": ", kernels,
+                     gib_text(plan_bytes));
 }
 
 namespace {
@@ -70,7 +103,7 @@ std::string where_text(const Graph& g, const Launch& launch) {
 
 }  // namespace
 
-std::string kernel_lines(const Graph& g, const Lowering& l) {
+std::string kernel_lines(const Graph& g, const Lowering& l, const CompiledLaunches* compiled) {
   std::string out;
   for (size_t i = 0; i < l.launches.size(); ++i) {
     const Launch& x = l.launches[i];
@@ -79,7 +112,15 @@ std::string kernel_lines(const Graph& g, const Lowering& l) {
                    : fmt::format("grid {}x{}", x.grid, x.block);
     bool bf16 = x.bf16 || x.gemm.out_bf16 || (x.cublas() && x.gemm.compute == Precision::bf16);
     std::string dtype = x.cublas() ? precision_name(x.gemm.compute) : bf16 ? "bf16" : "f32";
-    out += fmt::format("  {:>3} {} {} {}{} {}\n", i, x.name, grid, dtype, x.domain.str(), where_text(g, x));
+    std::string code;
+    if (compiled && i < compiled->resources.size() && !compiled->resources[i].name.empty()) {
+      const KernelResources& r = compiled->resources[i];
+      code = fmt::format(" {} registers", r.registers);
+      if (r.spill_store_bytes || r.spill_load_bytes)
+        code += fmt::format(", spills {}+{} bytes", r.spill_store_bytes, r.spill_load_bytes);
+      if (r.stack_bytes) code += fmt::format(", stack {} bytes", r.stack_bytes);
+    }
+    out += fmt::format("  {:>3} {} {} {}{} {}{}\n", i, x.name, grid, dtype, x.domain.str(), where_text(g, x), code);
   }
   return out;
 }

@@ -7,6 +7,13 @@
 #include <vector>
 
 #include "backend/cuda/lower.h"
+#include "backend/cuda/rt/nvrtc.h"
+#include "graph/params.h"
+
+namespace sx {
+struct RunDecl;
+struct OptimizerSpec;
+}  // namespace sx
 
 namespace sx::cuda {
 
@@ -35,10 +42,28 @@ int64_t device_arena_bytes(const Graph& g, const plan::Plan& p, const Lowering& 
 DevicePlan device_plan(const Graph& g, const plan::Plan& p, const Lowering& l, Precision precision,
                        const std::vector<TensorSize>& params, int state_per_element, bool training);
 
-// "lowering train-step: 412 nodes -> 61 launches (18 cublas, 43 generated: not compiled) plan 1.84 GiB"
-std::string report_line(const std::string& graph, const Lowering& l, int64_t plan_bytes);
-// One line per launch: index, kernel, grid, shape, dtype, model paths and .sx positions.
-std::string kernel_lines(const Graph& g, const Lowering& l);
+// What the lowering of a training step (`training`) or a pass tells the
+// optimizer's launches; `spec` null: none.
+OptimizerInfo optimizer_info(const std::vector<ParamInfo>& params, const OptimizerSpec* spec, bool training);
+// device_plan for a graph of `run` (its precision and optimizer): what
+// `explain` and `run` both report.
+DevicePlan run_device_plan(const Graph& g, const plan::Plan& p, const Lowering& l, const RunDecl& run,
+                           const std::vector<ParamInfo>& params, bool training);
+std::vector<TensorSize> tensor_sizes(const std::vector<ParamInfo>& params);
+
+// What compiling a graph's generated kernels gave, as its report says it.
+struct CompiledLaunches {
+  int cached = 0, compiled = 0;            // generated launches whose kernel the cache gave / NVRTC compiled
+  std::vector<KernelResources> resources;  // ptxas's report, per launch of the lowering (empty name: none)
+};
+
+// "lowering train-step: 412 nodes -> 61 launches (18 cublas, 43 generated: 40 cached, 3 compiled) plan 1.84 GiB";
+// `compiled` null: "43 generated: not compiled".
+std::string report_line(const std::string& graph, const Lowering& l, int64_t plan_bytes,
+                        const CompiledLaunches* compiled = nullptr);
+// One line per launch: index, kernel, grid, shape, dtype, model paths and .sx
+// positions, and when compiled the registers (and any spills or stack) ptxas reports.
+std::string kernel_lines(const Graph& g, const Lowering& l, const CompiledLaunches* compiled = nullptr);
 
 // Throws E-MEM-001 when `plan` exceeds `available` bytes (`source` names where the figure came from).
 void check_fits(const Graph& g, const plan::Plan& p, const DevicePlan& plan, int64_t available,

@@ -3,22 +3,12 @@
 #include <limits>
 
 #include "backend/ref/kernels.h"
+#include "backend/ref/softmax_line.h"
 #include "graph/philox.h"
 
 namespace sx::ref {
 
 namespace {
-
-// softmax or log-softmax of the n values at x[0], x[inner], ...
-template <typename T>
-void softmax_line(const T* x, T* y, int64_t n, int64_t inner, bool log) {
-  T m = -std::numeric_limits<T>::infinity();
-  for (int64_t j = 0; j < n; ++j) m = x[j * inner] > m ? x[j * inner] : m;
-  T sum = 0;
-  for (int64_t j = 0; j < n; ++j) sum += std::exp(x[j * inner] - m);
-  for (int64_t j = 0; j < n; ++j)
-    y[j * inner] = log ? x[j * inner] - m - std::log(sum) : std::exp(x[j * inner] - m) / sum;
-}
 
 template <typename T>
 void norm(const Node& n, const Ins<T>& in, Tensor<T>& out) {
@@ -130,8 +120,7 @@ void eval_fused(const Node& n, const Ins<T>& in, Tensor<T>& out, uint64_t rng_of
     case Op::Dropout: {
       T scale = static_cast<T>(1.0 / (1.0 - n.attrs.value));
       for (int64_t e = 0; e < x.numel(); ++e)
-        out.f[e] =
-            philox::keep(n.attrs.seed, n.attrs.stream, rng_offset, e, n.attrs.value) ? x.f[e] * scale : T(0);
+        out.f[e] = philox::keep(n.attrs.seed, n.attrs.stream, rng_offset, e, n.attrs.value) ? x.f[e] * scale : T(0);
       return;
     }
     case Op::StopGradient:

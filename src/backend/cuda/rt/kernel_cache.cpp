@@ -165,12 +165,13 @@ void KernelCache::warn_unwritable(const std::string& why) {
                     dir_.empty() ? std::string("(no folder)") : dir_.string(), why));
 }
 
-CompiledProgram KernelCache::get(const Nvrtc& nvrtc, const ProgramRequest& req) {
+CompiledProgram KernelCache::get(const Nvrtc& nvrtc, const ProgramRequest& req, bool* from_cache) {
   std::string k = key(nvrtc, req);
   bool present = !dir_.empty() && std::filesystem::exists(entry_path(k));
   if (auto cached = load(k)) {
     std::lock_guard lock(mutex_);
     counters_.hits += static_cast<int>(cached->kernels.size());
+    if (from_cache) *from_cache = true;
     return std::move(*cached);
   }
   auto start = std::chrono::steady_clock::now();
@@ -183,6 +184,7 @@ CompiledProgram KernelCache::get(const Nvrtc& nvrtc, const ProgramRequest& req) 
     if (present) ++counters_.corrupt_entries;
   }
   store(k, program);
+  if (from_cache) *from_cache = false;
   return program;
 }
 

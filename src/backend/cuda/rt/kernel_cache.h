@@ -52,9 +52,9 @@ class KernelCache {
   static std::string key(const Nvrtc& nvrtc, const ProgramRequest& req);
   std::filesystem::path entry_path(const std::string& key) const;
 
-  // The cached program, or NVRTC's (then stored). Throws E-DEV-031 when
-  // NVRTC refuses the source. Thread-safe.
-  CompiledProgram get(const Nvrtc& nvrtc, const ProgramRequest& req);
+  // The cached program, or NVRTC's (then stored); `from_cache` says which.
+  // Throws E-DEV-031 when NVRTC refuses the source. Thread-safe.
+  CompiledProgram get(const Nvrtc& nvrtc, const ProgramRequest& req, bool* from_cache = nullptr);
 
   // The entry for `key` when present and whole; nullopt otherwise.
   std::optional<CompiledProgram> load(const std::string& key) const;

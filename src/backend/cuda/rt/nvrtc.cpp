@@ -1,7 +1,6 @@
 #include "backend/cuda/rt/nvrtc.h"
 
 #include <dlfcn.h>
-#include <glob.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,6 +9,7 @@
 #include <regex>
 
 #include "util/error.h"
+#include "util/toolkit_libraries.h"
 
 namespace sx::cuda {
 
@@ -34,15 +34,6 @@ namespace {
 
 constexpr const char* kSoname = "libnvrtc.so.13";
 
-std::vector<std::string> glob_paths(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  globfree(&g);
-  return out;
-}
-
 template <typename F>
 void bind(void* lib, F& f, const char* name, std::string& missing) {
   f = reinterpret_cast<F>(dlsym(lib, name));
@@ -58,17 +49,7 @@ std::string check(const Nvrtc::Api& api, nvrtcResult r, const char* what) {
 }  // namespace
 
 std::vector<std::string> default_nvrtc_candidates() {
-  std::vector<std::string> out{kSoname, std::string("/usr/local/cuda/lib64/") + kSoname};
-  auto versioned = glob_paths(std::string("/usr/local/cuda-*/lib64/") + kSoname);
-  std::sort(versioned.rbegin(), versioned.rend());  // lexical, newest first for one-digit minors
-  out.insert(out.end(), versioned.begin(), versioned.end());
-  std::vector<std::string> venvs;
-  if (const char* v = std::getenv("VIRTUAL_ENV"); v && *v) venvs.emplace_back(v);
-  venvs.emplace_back("/opt/torch/.venv");
-  for (const auto& venv : venvs)
-    for (const char* sub : {"nvidia/cuda_nvrtc/lib/", "nvidia/cu13/lib/"})
-      for (auto& p : glob_paths(venv + "/lib/python3*/site-packages/" + sub + kSoname)) out.push_back(p);
-  return out;
+  return toolkit_library_candidates(kSoname, {"lib64/"}, {"nvidia/cuda_nvrtc/lib/", "nvidia/cu13/lib/"});
 }
 
 NvrtcStatus load_nvrtc(const std::vector<std::string>& candidates) {

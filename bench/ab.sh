@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Two builds of sexpgpu side by side on bench/run.sh's gpt configs: is a
+# change free? Alternates A and B ROUNDS times per config (default 5), keeps
+# each side's best median step_s, and prints A/B per config and the peak RSS
+# of a 3-step medium run of each (/usr/bin/time -v).
+#
+#   bench/ab.sh A-BINARY B-BINARY        (ROUNDS=, QUICK=1, CONFIGS="small medium")
+# Not a test: nothing here is timed in CI.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+a_bin="$(realpath "$1")" b_bin="$(realpath "$2")"
+work="$(mktemp -d /tmp/sexpgpu-ab.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+source "$root/bench/gpt_case.sh"  # configs, sx_run
+rounds="${ROUNDS:-5}"
+want="${CONFIGS:-tiny small medium}"
+best() { /usr/bin/python3 -c "import sys; print(min(float(a) for a in sys.argv[1:] if a))" "$@"; }
+cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+echo "== $cpu, $(nproc) cores; A=$a_bin B=$b_bin; best of $rounds alternating rounds"
+echo "| config | A s/step | B s/step | A/B |"
+echo "| --- | --- | --- | --- |"
+for c in "${configs[@]}"; do
+  set -- $c
+  [[ " $want " == *" $1 "* ]] || continue
+  a="" b=""
+  for ((r = 1; r <= rounds; r++)); do
+    sexpgpu=$a_bin; a=$(best $a "$(sx_run "$@")")
+    sexpgpu=$b_bin; b=$(best $b "$(sx_run "$@")")
+  done
+  echo "| $1 | $a | $b | $(/usr/bin/python3 -c "print(f'{$a/$b:.3f}')") |"
+done
+[ -d "$work/medium" ] || { sexpgpu=$a_bin; sx_run medium 512 256 6 8 128 16 1 0 >/dev/null; }
+for side in A B; do
+  bin=$a_bin; [ $side = B ] && bin=$b_bin
+  (cd "$work/medium" && /usr/bin/time -v "$bin" run bench.sx --steps 3 --metrics "jsonl:$work/mem$side.jsonl" \
+    >"$work/mem$side.txt" 2>&1) || cat "$work/mem$side.txt"
+  echo "medium peak RSS $side: $(grep "Maximum resident set size" "$work/mem$side.txt" | awk '{printf "%.1f MiB", $NF/1024}')"
+done

@@ -1,0 +1,1 @@
+run cli-bundle-not-a-bundle.sxb

@@ -1,1 +1,0 @@
-bundle tiny.sx

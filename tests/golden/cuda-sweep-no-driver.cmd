@@ -1,0 +1,1 @@
+sweep cuda-explain-gpt.sx

@@ -1,0 +1,1 @@
+run knob-wrong-type.sx --device cuda
