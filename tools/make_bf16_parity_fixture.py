@@ -11,13 +11,15 @@ cast to torch.bfloat16 and back) at exactly the points docs/model.md
 
   - both operands of every product: x·w (the weight's f32 master copy is
     rounded where it is used) and q, k, v of attention;
-  - the output of every product (x·w before its bias; attention's output);
+  - the output of every product: x·w + b after its bias (as a GPU's GEMM
+    epilogue and torch's own bf16 linear store it), x·w where no bias is
+    added, attention's output;
   - the gradient arriving at each of those points: torch's backward of a cast
     to bfloat16 rounds the gradient, as sexpgpu's rule for round-bf16 does.
     A value read by several products is rounded once (layer norm's output,
     read by the q, k and v products): its gradient is their f32 sum, rounded.
 
-Scores, softmax, layer norm, GELU, the residual stream, biases, the loss,
+Scores, softmax, layer norm, GELU, the residual stream, the loss,
 gradient sums and AdamW stay float32. The diagnostics are taken where sexpgpu
 takes them: attention's from q and k before their rounding, logits' from the
 rounded logits. expected.json holds these numbers and, under `f32`, the same
@@ -43,8 +45,8 @@ def rb(x):
 
 
 def linear(x, p, path, xr=None):
-    """x·w + b; xr: x already rounded, when several products share one rounded copy of x."""
-    return rb((rb(x) if xr is None else xr) @ rb(p[path + ".w"])) + p[path + ".b"]
+    """x·w + b, rounded after the bias; xr: x already rounded, when several products share one rounded copy of x."""
+    return rb((rb(x) if xr is None else xr) @ rb(p[path + ".w"]) + p[path + ".b"])
 
 
 def gpt(p, tokens, c, taps):
@@ -76,6 +78,30 @@ def gpt(p, tokens, c, taps):
     return rb(rb(x) @ rb(p["head.w"]))
 
 
+SENSITIVITY_TRIALS = 8
+
+
+def loss_sensitivity(c, weights, toks, losses):
+    """Per step, the largest relative change of torch's own bf16 losses when 1% of the initial
+    weights move by one float32 ulp (SENSITIVITY_TRIALS seeds): a bf16 value near a rounding
+    midpoint flips with any change in the last f32 bit, and AdamW's sign-like updates of
+    gradients that are rounding noise (key biases) carry the flip on. Another f32 order of
+    the same operations (sexpgpu's) perturbs the run as much; the test allows for it."""
+    import numpy as np
+    worst = [0.0] * len(losses)
+    for trial in range(SENSITIVITY_TRIALS):
+        rng = np.random.default_rng(trial)
+        nudged = {}
+        for k, v in weights.items():
+            a = v.numpy().astype(np.float32).copy()
+            pick = rng.random(a.shape) < 0.01
+            a[pick] = np.nextafter(a[pick], np.float32(np.inf))
+            nudged[k] = torch.from_numpy(a)
+        alt = base.run(c, nudged, toks, torch.float32)[0]
+        worst = [max(w, abs(a - b) / abs(b)) for w, a, b in zip(worst, alt, losses)]
+    return worst
+
+
 def main():
     root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
     torch.set_num_threads(1)
@@ -100,6 +126,7 @@ def main():
         "torch": torch.__version__,
         "initial_loss": losses[0],
         "step_losses": losses,
+        "step_loss_sensitivity": loss_sensitivity(c, weights, toks, losses),
         "grad_norms_step1": norms,
         "diagnostics_step1": taps,
         "f32": {"step_losses": f32[0], "grad_norms_step1": f32[1], "diagnostics_step1": f32[2]},
@@ -107,6 +134,7 @@ def main():
     (out / "expected.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
     print(f"{c['name']}: bf16 losses {' '.join(f'{x:.6f}' for x in losses)}")
     print(f"{c['name']}: f32 losses  {' '.join(f'{x:.6f}' for x in f32[0])}")
+    print(f"{c['name']}: bf16 loss sensitivity {' '.join(f'{x:.2e}' for x in expected['step_loss_sensitivity'])}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@
 // - both operands of every f32 matmul and q, k, v of every f32 attention
 //   (weights included: the f32 master copy is rounded where it is used);
 // - the output of every such matmul and attention (the product's stored
-//   activation); its f32 accumulation inside the product stays f32;
+//   activation); its f32 accumulation inside the product stays f32. A
+//   matmul whose only reader adds a bias vector is rounded after that add,
+//   as a GPU's GEMM epilogue and PyTorch's bf16 linear store it;
 // - through autodiff's rule for round-bf16, the gradient arriving at each of
 //   those points, so backward products see bf16 operands too.
 // Everything else stays f32: the residual stream, biases, elementwise ops,

@@ -42,30 +42,48 @@ TEST(Bf16Rounding, ProductsReadAndWriteRoundedValues) {
   }
   EXPECT_EQ(rounded, 2);
   EXPECT_EQ(f32, 1);
+  // All the matmul feeds is its bias add: the sum is rounded, after the bias
+  // (a GEMM epilogue's, PyTorch's bf16 linear's), not the bare product.
   NodeId mm = g.node(h).inputs[0];
-  EXPECT_TRUE(is_round(r, map[mm]));
-  EXPECT_EQ(r.node(r.node(map[mm]).inputs[0]).op, Op::Matmul);
+  EXPECT_EQ(r.node(map[mm]).op, Op::Matmul);
+  EXPECT_TRUE(is_round(r, map[h]));
+  EXPECT_EQ(r.node(r.node(map[h]).inputs[0]).op, Op::Add);
   EXPECT_TRUE(is_round(r, map[o]));
   // The weight's round node is the param's f32 master copy, rounded where it is used.
-  const Node& prod = r.node(r.node(map[mm]).inputs[0]);
+  const Node& prod = r.node(map[mm]);
   EXPECT_EQ(r.node(r.node(prod.inputs[1]).inputs[0]).op, Op::Param);
   EXPECT_EQ(r.node(prod.inputs[1]).path, "fc.w");
-  // h feeds attention twice (q and k): one rounded copy, so one gradient to round.
+  // h feeds attention twice (q and k): its one rounded copy, so one gradient to round.
   const Node& att = r.node(r.node(map[o]).inputs[0]);
   EXPECT_EQ(att.inputs[0], att.inputs[1]);
-  // What is not a product stays as it was: the bias add, gelu, the loss.
-  EXPECT_EQ(r.node(map[h]).op, Op::Add);
+  EXPECT_EQ(att.inputs[0], map[h]);
+  // What is not a product stays as it was: gelu, the loss.
   EXPECT_EQ(r.node(map[loss]).op, Op::Mean);
   EXPECT_EQ(r.node(map[loss]).dtype, DType::F32);
   int rounds = 0;
   for (const Node& n : r.nodes()) rounds += n.op == Op::RoundBf16;
-  EXPECT_EQ(rounds, 6);  // x, w, the matmul's output, h, gelu(h), attention's output
+  EXPECT_EQ(rounds, 5);  // x, w, h after its bias, gelu(h), attention's output
   EXPECT_EQ(r.size(), g.size() + rounds);
   // Params and inputs are found by name as before; every value's dtype is unchanged.
   EXPECT_EQ(r.params().size(), g.params().size());
   EXPECT_NE(r.find_input("x"), kNoNode);
   for (NodeId id = 0; id < g.size(); ++id) EXPECT_EQ(r.node(map[id]).dtype, g.node(id).dtype);
   EXPECT_EQ(r.builtin_taps, g.builtin_taps);
+}
+
+// A product read by anything besides its bias add (here a second reader) is
+// rounded as it comes out, before the bias.
+TEST(Bf16Rounding, AProductReadTwiceIsRoundedBeforeItsBias) {
+  Graph g;
+  NodeId x = input(g, "x", {2, 8}, DType::F32);
+  NodeId mm = matmul(g, x, param(g, "w", {8, 8}, {}));
+  NodeId h = add(g, mm, param(g, "b", {8}, {}));
+  NodeId loss = mean_all(g, mul(g, h, mm));
+  std::vector<NodeId> map;
+  Graph r = round_products_bf16(g, {loss}, &map);
+  EXPECT_TRUE(is_round(r, map[mm]));
+  EXPECT_EQ(r.node(map[h]).op, Op::Add);
+  EXPECT_EQ(r.node(map[h]).inputs[0], map[mm]);
 }
 
 TEST(Bf16Rounding, AGraphWithoutProductsIsUnchanged) {

@@ -101,10 +101,11 @@ void report_gpu(const RunDevice& d, const Compiled& c, bool explain_kernels, Tim
   }
   std::sort(kernels.begin(), kernels.end());
   size_t distinct = static_cast<size_t>(std::unique(kernels.begin(), kernels.end()) - kernels.begin());
-  if (auto counters = r->kernel_counters())
-    timings.kernels_line = cuda::timing_kernels_line(*counters);
+  // Read when the block is printed: a kernel compiled at its first launch counts too.
+  if (r->kernel_counters())
+    timings.kernels_line = [r] { return cuda::timing_kernels_line(*r->kernel_counters()); };
   else  // the emulated device interpreting, NVRTC not asked: the kernels the lowering would compile, counted
-    timings.kernels_line = fmt::format("timing kernels {} generated, not compiled", distinct);
+    timings.kernels_line = [distinct] { return fmt::format("timing kernels {} generated, not compiled", distinct); };
   const cuda::Gpu& gpu = r->gpu();
   timings.memory_line = [&gpu, plan_bytes] {
     return fmt::format("memory: peak {} of {} (plan {})\n", cuda::gib_text(gpu.peak_allocated()),

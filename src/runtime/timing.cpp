@@ -24,7 +24,7 @@ const char* plural(size_t n, const char* one, const char* many) { return n == 1 
 std::string Timings::block() const {
   std::string out;
   out += fmt::format("timing graph {:.3f}s device-open {:.3f}s\n", graph_s, device_open_s);
-  out += kernels_line + "\n";
+  out += kernels_line() + "\n";
   std::string first = step_s.empty() ? "-" : fmt::format("{:.3f}s", step_s.front());
   std::string first_pass = pass_s.empty() ? "-" : fmt::format("{:.3f}s", pass_s.front());
   out += fmt::format("timing step-{} {} eval-0 {}\n", first_step, first, first_pass);

@@ -25,8 +25,11 @@ struct Timings {
   std::vector<double> step_s;  // this session's steps, in order
   std::vector<double> pass_s;  // this session's passes, in order
   double total_s = 0;          // the step loop including passes
-  // On a GPU: its `timing kernels` line, and the `memory: peak` line after the block.
-  std::string kernels_line = "timing kernels 0 compiled in 0.000s, 0 cache hits";
+  // On a GPU: its `timing kernels` line (no newline), and the `memory: peak`
+  // line after the block, each as it stands when the block is printed.
+  std::function<std::string()> kernels_line = [] {
+    return std::string("timing kernels 0 compiled in 0.000s, 0 cache hits");
+  };
   std::function<std::string()> memory_line;
   // The six lines, each ending in '\n'.
   std::string block() const;

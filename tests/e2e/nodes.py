@@ -63,12 +63,12 @@ def same_numbers(got, want, what):
         expect(g == w, f"{what}: {key}: {g} != {w}")
 
 
-def wait_steps(metrics, n, procs, deadline_s=120):
+def wait_steps(metrics, n, procs, deadline_s=120, poll_s=0.02):
     deadline = time.time() + deadline_s
     while time.time() < deadline and steps_written(metrics) < n:
         if any(p.poll() is not None for p in procs):
             break
-        time.sleep(0.02)
+        time.sleep(poll_s)
     expect(steps_written(metrics) >= n, f"fewer than {n} steps written")
 
 
@@ -184,8 +184,12 @@ def case_nodes_sigterm_and_resume():
     ck, m = os.path.join(TMP, "term-ck"), os.path.join(TMP, "term.jsonl")
     args = ["--checkpoint-dir", ck, "--resume", "latest", "--metrics", "jsonl:" + m]
     procs = start_nodes(2, args)
-    wait_steps(m, 6, procs)
+    # A step takes milliseconds: node 1 is frozen first (node 0 then waits for its gradients), so that the run
+    # cannot end before the SIGTERM, which node 1 takes when it continues.
+    wait_steps(m, 2, procs, poll_s=0.001)
+    procs[1].send_signal(signal.SIGSTOP)
     procs[1].send_signal(signal.SIGTERM)
+    procs[1].send_signal(signal.SIGCONT)
     res = finish(procs, timeout=120)
     steps = []
     for r, (rc, out, err) in enumerate(res):

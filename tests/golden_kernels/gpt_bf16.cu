@@ -156,35 +156,21 @@ extern "C" __global__ void row_layer_norm_3bbd5979(const float* __restrict__ b0,
   }
 }
 
-// 256 units [2,8,16], each one thread's
-extern "C" __global__ void map_add_31440676(const sx_bf16* __restrict__ b0, const float* __restrict__ b1, float* __restrict__ b2) {
-  for (long long unit = (long long)blockIdx.x * blockDim.x + threadIdx.x; unit < 256LL;
-       unit += (long long)gridDim.x * blockDim.x) {
-    long long u2 = unit % 16LL;
-    long long u1 = (unit / 16LL) % 8LL;
-    long long u0 = ((unit / 16LL) / 8LL) % 2LL;
-    float v0 = sx_bf16_to_f32(b0[0LL + u0 * 128LL + u1 * 16LL + u2 * 1LL]);
-    float v1 = b1[0LL + u2 * 1LL];
-    float v2 = v0 + v1;
-    b2[0LL + u0 * 128LL + u1 * 16LL + u2 * 1LL] = v2;
-  }
-}
-
 // 256 units [2,2,8,8], each one thread's
-extern "C" __global__ void attention_attention_71b90d07(const float* __restrict__ b0, const float* __restrict__ b1, const float* __restrict__ b2, sx_bf16* __restrict__ b3, sx_bf16* __restrict__ b4, sx_bf16* __restrict__ b5, float* __restrict__ b6, sx_bf16* __restrict__ b7) {
+extern "C" __global__ void attention_attention_71b90d07(const sx_bf16* __restrict__ b0, const sx_bf16* __restrict__ b1, const sx_bf16* __restrict__ b2, sx_bf16* __restrict__ b3, sx_bf16* __restrict__ b4, sx_bf16* __restrict__ b5, float* __restrict__ b6, sx_bf16* __restrict__ b7) {
   for (long long unit = (long long)blockIdx.x * blockDim.x + threadIdx.x; unit < 256LL;
        unit += (long long)gridDim.x * blockDim.x) {
     long long u3 = unit % 8LL;
     long long u2 = (unit / 8LL) % 8LL;
     long long u1 = ((unit / 8LL) / 8LL) % 2LL;
     long long u0 = (((unit / 8LL) / 8LL) / 2LL) % 2LL;
-    float v0 = b0[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + u3 * 1LL];
+    float v0 = sx_bf16_to_f32(b0[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + u3 * 1LL]);
     float v1 = sx_round_bf16(v0);
     b3[0LL + u0 * 128LL + u1 * 64LL + u2 * 8LL + u3 * 1LL] = sx_f32_to_bf16(v1);
-    float v2 = b1[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + u3 * 1LL];
+    float v2 = sx_bf16_to_f32(b1[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + u3 * 1LL]);
     float v3 = sx_round_bf16(v2);
     b4[0LL + u0 * 128LL + u1 * 64LL + u2 * 8LL + u3 * 1LL] = sx_f32_to_bf16(v3);
-    float v4 = b2[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + u3 * 1LL];
+    float v4 = sx_bf16_to_f32(b2[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + u3 * 1LL]);
     float v5 = sx_round_bf16(v4);
     b5[0LL + u0 * 128LL + u1 * 64LL + u2 * 8LL + u3 * 1LL] = sx_f32_to_bf16(v5);
     float v6 = sx_neg_inf();
@@ -192,9 +178,9 @@ extern "C" __global__ void attention_attention_71b90d07(const float* __restrict_
     for (long long i8 = 0; i8 < 8LL; ++i8) {
       float v9 = 0.0f;
       for (long long i10 = 0; i10 < 8LL; ++i10) {
-        float v11 = b0[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + i10 * 1LL];
+        float v11 = sx_bf16_to_f32(b0[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + i10 * 1LL]);
         float v12 = sx_round_bf16(v11);
-        float v13 = b1[0LL + u0 * 128LL + u1 * 8LL + i8 * 16LL + i10 * 1LL];
+        float v13 = sx_bf16_to_f32(b1[0LL + u0 * 128LL + u1 * 8LL + i8 * 16LL + i10 * 1LL]);
         float v14 = sx_round_bf16(v13);
         v9 += v12 * v14;
       }
@@ -204,9 +190,9 @@ extern "C" __global__ void attention_attention_71b90d07(const float* __restrict_
     for (long long i16 = 0; i16 < 8LL; ++i16) {
       float v17 = 0.0f;
       for (long long i18 = 0; i18 < 8LL; ++i18) {
-        float v19 = b0[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + i18 * 1LL];
+        float v19 = sx_bf16_to_f32(b0[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + i18 * 1LL]);
         float v20 = sx_round_bf16(v19);
-        float v21 = b1[0LL + u0 * 128LL + u1 * 8LL + i16 * 16LL + i18 * 1LL];
+        float v21 = sx_bf16_to_f32(b1[0LL + u0 * 128LL + u1 * 8LL + i16 * 16LL + i18 * 1LL]);
         float v22 = sx_round_bf16(v21);
         v17 += v20 * v22;
       }
@@ -217,15 +203,15 @@ extern "C" __global__ void attention_attention_71b90d07(const float* __restrict_
     for (long long i25 = 0; i25 < 8LL; ++i25) {
       float v26 = 0.0f;
       for (long long i27 = 0; i27 < 8LL; ++i27) {
-        float v28 = b0[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + i27 * 1LL];
+        float v28 = sx_bf16_to_f32(b0[0LL + u0 * 128LL + u1 * 8LL + u2 * 16LL + i27 * 1LL]);
         float v29 = sx_round_bf16(v28);
-        float v30 = b1[0LL + u0 * 128LL + u1 * 8LL + i25 * 16LL + i27 * 1LL];
+        float v30 = sx_bf16_to_f32(b1[0LL + u0 * 128LL + u1 * 8LL + i25 * 16LL + i27 * 1LL]);
         float v31 = sx_round_bf16(v30);
         v26 += v29 * v31;
       }
       float v32 = i25 > u2 + 0LL ? sx_neg_inf() : v26 * 3.535533845e-01f;
       float v33 = expf(v32 - v6) / v7;
-      float v34 = b2[0LL + u0 * 128LL + u1 * 8LL + i25 * 16LL + u3 * 1LL];
+      float v34 = sx_bf16_to_f32(b2[0LL + u0 * 128LL + u1 * 8LL + i25 * 16LL + u3 * 1LL]);
       float v35 = sx_round_bf16(v34);
       v24 += v33 * v35;
     }
@@ -237,68 +223,57 @@ extern "C" __global__ void attention_attention_71b90d07(const float* __restrict_
 }
 
 // 16 units [2,8,1], each one thread's
-extern "C" __global__ void row_layer_norm_c6a01cb0(const sx_bf16* __restrict__ b0, const float* __restrict__ b1, const float* __restrict__ b2, float* __restrict__ b3, const float* __restrict__ b4, const float* __restrict__ b5, sx_bf16* __restrict__ b6) {
+extern "C" __global__ void row_layer_norm_e53fe8e7(const float* __restrict__ b0, const sx_bf16* __restrict__ b1, float* __restrict__ b2, const float* __restrict__ b3, const float* __restrict__ b4, sx_bf16* __restrict__ b5) {
   for (long long unit = (long long)blockIdx.x * blockDim.x + threadIdx.x; unit < 16LL;
        unit += (long long)gridDim.x * blockDim.x) {
     long long u1 = unit % 8LL;
     long long u0 = (unit / 8LL) % 2LL;
     for (long long i0 = 0; i0 < 16LL; ++i0) {
-      float v1 = b2[0LL + u0 * 128LL + u1 * 16LL + i0 * 1LL];
-      float v2 = sx_bf16_to_f32(b0[0LL + u0 * 128LL + u1 * 16LL + i0 * 1LL]);
-      float v3 = b1[0LL + i0 * 1LL];
-      float v4 = v2 + v3;
-      float v5 = v1 + v4;
-      b3[0LL + u0 * 128LL + u1 * 16LL + i0 * 1LL] = v5;
+      float v1 = b0[0LL + u0 * 128LL + u1 * 16LL + i0 * 1LL];
+      float v2 = sx_bf16_to_f32(b1[0LL + u0 * 128LL + u1 * 16LL + i0 * 1LL]);
+      float v3 = v1 + v2;
+      b2[0LL + u0 * 128LL + u1 * 16LL + i0 * 1LL] = v3;
     }
-    float v7 = 0.0f;
-    for (long long i8 = 0; i8 < 16LL; ++i8) {
-      float v9 = b2[0LL + u0 * 128LL + u1 * 16LL + i8 * 1LL];
-      float v10 = sx_bf16_to_f32(b0[0LL + u0 * 128LL + u1 * 16LL + i8 * 1LL]);
-      float v11 = b1[0LL + i8 * 1LL];
-      float v12 = v10 + v11;
-      float v13 = v9 + v12;
-      v7 += v13;
-    }
-    v7 = v7 / (float)16LL;
-    float v14 = 0.0f;
-    for (long long i15 = 0; i15 < 16LL; ++i15) {
-      float v16 = b2[0LL + u0 * 128LL + u1 * 16LL + i15 * 1LL];
-      float v17 = sx_bf16_to_f32(b0[0LL + u0 * 128LL + u1 * 16LL + i15 * 1LL]);
-      float v18 = b1[0LL + i15 * 1LL];
-      float v19 = v17 + v18;
-      float v20 = v16 + v19;
-      v14 += (v20 - v7) * (v20 - v7);
-    }
-    float v21 = 1.0f / sqrtf(v14 / (float)16LL + 9.999999747e-06f);
+    float v5 = 0.0f;
     for (long long i6 = 0; i6 < 16LL; ++i6) {
-      float v22 = b2[0LL + u0 * 128LL + u1 * 16LL + i6 * 1LL];
-      float v23 = sx_bf16_to_f32(b0[0LL + u0 * 128LL + u1 * 16LL + i6 * 1LL]);
-      float v24 = b1[0LL + i6 * 1LL];
-      float v25 = v23 + v24;
-      float v26 = v22 + v25;
-      float v27 = b4[0LL + i6 * 1LL];
-      float v28 = b5[0LL + i6 * 1LL];
-      float v29 = (v26 - v7) * v21 * v27 + v28;
-      float v30 = sx_round_bf16(v29);
-      b6[0LL + u0 * 128LL + u1 * 16LL + i6 * 1LL] = sx_f32_to_bf16(v30);
+      float v7 = b0[0LL + u0 * 128LL + u1 * 16LL + i6 * 1LL];
+      float v8 = sx_bf16_to_f32(b1[0LL + u0 * 128LL + u1 * 16LL + i6 * 1LL]);
+      float v9 = v7 + v8;
+      v5 += v9;
+    }
+    v5 = v5 / (float)16LL;
+    float v10 = 0.0f;
+    for (long long i11 = 0; i11 < 16LL; ++i11) {
+      float v12 = b0[0LL + u0 * 128LL + u1 * 16LL + i11 * 1LL];
+      float v13 = sx_bf16_to_f32(b1[0LL + u0 * 128LL + u1 * 16LL + i11 * 1LL]);
+      float v14 = v12 + v13;
+      v10 += (v14 - v5) * (v14 - v5);
+    }
+    float v15 = 1.0f / sqrtf(v10 / (float)16LL + 9.999999747e-06f);
+    for (long long i4 = 0; i4 < 16LL; ++i4) {
+      float v16 = b0[0LL + u0 * 128LL + u1 * 16LL + i4 * 1LL];
+      float v17 = sx_bf16_to_f32(b1[0LL + u0 * 128LL + u1 * 16LL + i4 * 1LL]);
+      float v18 = v16 + v17;
+      float v19 = b3[0LL + i4 * 1LL];
+      float v20 = b4[0LL + i4 * 1LL];
+      float v21 = (v18 - v5) * v15 * v19 + v20;
+      float v22 = sx_round_bf16(v21);
+      b5[0LL + u0 * 128LL + u1 * 16LL + i4 * 1LL] = sx_f32_to_bf16(v22);
     }
   }
 }
 
 // 1024 units [2,8,64], each one thread's
-extern "C" __global__ void map_add_87b1c9cd(const sx_bf16* __restrict__ b0, const float* __restrict__ b1, float* __restrict__ b2, sx_bf16* __restrict__ b3) {
+extern "C" __global__ void map_gelu_97394564(const sx_bf16* __restrict__ b0, sx_bf16* __restrict__ b1) {
   for (long long unit = (long long)blockIdx.x * blockDim.x + threadIdx.x; unit < 1024LL;
        unit += (long long)gridDim.x * blockDim.x) {
     long long u2 = unit % 64LL;
     long long u1 = (unit / 64LL) % 8LL;
     long long u0 = ((unit / 64LL) / 8LL) % 2LL;
     float v0 = sx_bf16_to_f32(b0[0LL + u0 * 512LL + u1 * 64LL + u2 * 1LL]);
-    float v1 = b1[0LL + u2 * 1LL];
-    float v2 = v0 + v1;
-    b2[0LL + u0 * 512LL + u1 * 64LL + u2 * 1LL] = v2;
-    float v3 = sx_gelu(v2);
-    float v4 = sx_round_bf16(v3);
-    b3[0LL + u0 * 512LL + u1 * 64LL + u2 * 1LL] = sx_f32_to_bf16(v4);
+    float v1 = sx_gelu(v0);
+    float v2 = sx_round_bf16(v1);
+    b1[0LL + u0 * 512LL + u1 * 64LL + u2 * 1LL] = sx_f32_to_bf16(v2);
   }
 }
 
@@ -449,7 +424,7 @@ extern "C" __global__ void row_mean_857272ea(const float* __restrict__ b0, const
 }
 
 // 16 units [1,1,16], each one thread's
-extern "C" __global__ void column_sum_to_d960b6c3(const float* __restrict__ b0, float* __restrict__ b1, const sx_bf16* __restrict__ b2, float* __restrict__ b3, const float* __restrict__ b4, float* __restrict__ b5) {
+extern "C" __global__ void column_sum_to_d960b6c3(const float* __restrict__ b0, float* __restrict__ b1, const sx_bf16* __restrict__ b2, float* __restrict__ b3, const sx_bf16* __restrict__ b4, float* __restrict__ b5) {
   for (long long unit = (long long)blockIdx.x * blockDim.x + threadIdx.x; unit < 16LL;
        unit += (long long)gridDim.x * blockDim.x) {
     long long u2 = unit % 16LL;
@@ -478,7 +453,7 @@ extern "C" __global__ void column_sum_to_d960b6c3(const float* __restrict__ b0, 
     float v12 = 0.0f;
     for (long long i13 = 0; i13 < 2LL; ++i13) {
       for (long long i14 = 0; i14 < 8LL; ++i14) {
-        float v15 = b4[0LL + i13 * 128LL + i14 * 16LL + u2 * 1LL];
+        float v15 = sx_bf16_to_f32(b4[0LL + i13 * 128LL + i14 * 16LL + u2 * 1LL]);
         v12 += v15;
       }
     }
@@ -490,34 +465,35 @@ extern "C" __global__ void column_sum_to_d960b6c3(const float* __restrict__ b0, 
 }
 
 // 64 units [1,1,64], each one thread's
-extern "C" __global__ void column_sum_to_0f6ca801(const float* __restrict__ b0, const sx_bf16* __restrict__ b1, float* __restrict__ b2, sx_bf16* __restrict__ b3) {
+extern "C" __global__ void column_sum_to_78ba1331(const sx_bf16* __restrict__ b0, const sx_bf16* __restrict__ b1, sx_bf16* __restrict__ b2, float* __restrict__ b3) {
   for (long long unit = (long long)blockIdx.x * blockDim.x + threadIdx.x; unit < 64LL;
        unit += (long long)gridDim.x * blockDim.x) {
     long long u2 = unit % 64LL;
-    float v0 = 0.0f;
-    for (long long i1 = 0; i1 < 2LL; ++i1) {
-      for (long long i2 = 0; i2 < 8LL; ++i2) {
-        float v3 = sx_bf16_to_f32(b1[0LL + i1 * 512LL + i2 * 64LL + u2 * 1LL]);
-        float v4 = b0[0LL + i1 * 512LL + i2 * 64LL + u2 * 1LL];
-        float v5 = sx_gelu_grad(v4);
-        float v6 = v3 * v5;
-        v0 += v6;
+    for (long long i0 = 0; i0 < 2LL; ++i0) {
+      for (long long i1 = 0; i1 < 8LL; ++i1) {
+        float v2 = sx_bf16_to_f32(b1[0LL + i0 * 512LL + i1 * 64LL + u2 * 1LL]);
+        float v3 = sx_bf16_to_f32(b0[0LL + i0 * 512LL + i1 * 64LL + u2 * 1LL]);
+        float v4 = sx_gelu_grad(v3);
+        float v5 = v2 * v4;
+        float v6 = sx_round_bf16(v5);
+        b2[0LL + i0 * 512LL + i1 * 64LL + u2 * 1LL] = sx_f32_to_bf16(v6);
       }
     }
-    long long v7 = (0LL * 64LL + u2);
-    long long v8 = v7 % 64LL;
-    v7 = v7 / 64LL;
-    b2[0LL + v8 * 1LL] = v0;
-    for (long long i9 = 0; i9 < 2LL; ++i9) {
-      for (long long i10 = 0; i10 < 8LL; ++i10) {
-        float v11 = sx_bf16_to_f32(b1[0LL + i9 * 512LL + i10 * 64LL + u2 * 1LL]);
-        float v12 = b0[0LL + i9 * 512LL + i10 * 64LL + u2 * 1LL];
-        float v13 = sx_gelu_grad(v12);
-        float v14 = v11 * v13;
-        float v15 = sx_round_bf16(v14);
-        b3[0LL + i9 * 512LL + i10 * 64LL + u2 * 1LL] = sx_f32_to_bf16(v15);
+    float v7 = 0.0f;
+    for (long long i8 = 0; i8 < 2LL; ++i8) {
+      for (long long i9 = 0; i9 < 8LL; ++i9) {
+        float v10 = sx_bf16_to_f32(b1[0LL + i8 * 512LL + i9 * 64LL + u2 * 1LL]);
+        float v11 = sx_bf16_to_f32(b0[0LL + i8 * 512LL + i9 * 64LL + u2 * 1LL]);
+        float v12 = sx_gelu_grad(v11);
+        float v13 = v10 * v12;
+        float v14 = sx_round_bf16(v13);
+        v7 += v14;
       }
     }
+    long long v15 = (0LL * 64LL + u2);
+    long long v16 = v15 % 64LL;
+    v15 = v15 / 64LL;
+    b3[0LL + v16 * 1LL] = v7;
   }
 }
 
@@ -589,7 +565,7 @@ extern "C" __global__ void row_mean_1f2c27f0(const float* __restrict__ b0, const
 }
 
 // 16 units [1,1,16], each one thread's
-extern "C" __global__ void column_sum_to_2db48c56(const float* __restrict__ b0, float* __restrict__ b1, const sx_bf16* __restrict__ b2, float* __restrict__ b3, const float* __restrict__ b4, const float* __restrict__ b5, float* __restrict__ b6, float* __restrict__ b7, sx_bf16* __restrict__ b8) {
+extern "C" __global__ void column_sum_to_2a228e68(const float* __restrict__ b0, float* __restrict__ b1, const sx_bf16* __restrict__ b2, float* __restrict__ b3, const float* __restrict__ b4, const float* __restrict__ b5, float* __restrict__ b6, sx_bf16* __restrict__ b7, float* __restrict__ b8) {
   for (long long unit = (long long)blockIdx.x * blockDim.x + threadIdx.x; unit < 16LL;
        unit += (long long)gridDim.x * blockDim.x) {
     long long u2 = unit % 16LL;
@@ -623,28 +599,29 @@ extern "C" __global__ void column_sum_to_2db48c56(const float* __restrict__ b0, 
         b6[0LL + i12 * 128LL + i13 * 16LL + u2 * 1LL] = v16;
       }
     }
-    float v17 = 0.0f;
-    for (long long i18 = 0; i18 < 2LL; ++i18) {
-      for (long long i19 = 0; i19 < 8LL; ++i19) {
-        float v20 = b4[0LL + i18 * 128LL + i19 * 16LL + u2 * 1LL];
-        float v21 = b5[0LL + i18 * 128LL + i19 * 16LL + u2 * 1LL];
-        float v22 = v20 + v21;
-        v17 += v22;
+    for (long long i17 = 0; i17 < 2LL; ++i17) {
+      for (long long i18 = 0; i18 < 8LL; ++i18) {
+        float v19 = b4[0LL + i17 * 128LL + i18 * 16LL + u2 * 1LL];
+        float v20 = b5[0LL + i17 * 128LL + i18 * 16LL + u2 * 1LL];
+        float v21 = v19 + v20;
+        float v22 = sx_round_bf16(v21);
+        b7[0LL + i17 * 128LL + i18 * 16LL + u2 * 1LL] = sx_f32_to_bf16(v22);
       }
     }
-    long long v23 = (0LL * 16LL + u2);
-    long long v24 = v23 % 16LL;
-    v23 = v23 / 16LL;
-    b7[0LL + v24 * 1LL] = v17;
-    for (long long i25 = 0; i25 < 2LL; ++i25) {
-      for (long long i26 = 0; i26 < 8LL; ++i26) {
-        float v27 = b4[0LL + i25 * 128LL + i26 * 16LL + u2 * 1LL];
-        float v28 = b5[0LL + i25 * 128LL + i26 * 16LL + u2 * 1LL];
-        float v29 = v27 + v28;
-        float v30 = sx_round_bf16(v29);
-        b8[0LL + i25 * 128LL + i26 * 16LL + u2 * 1LL] = sx_f32_to_bf16(v30);
+    float v23 = 0.0f;
+    for (long long i24 = 0; i24 < 2LL; ++i24) {
+      for (long long i25 = 0; i25 < 8LL; ++i25) {
+        float v26 = b4[0LL + i24 * 128LL + i25 * 16LL + u2 * 1LL];
+        float v27 = b5[0LL + i24 * 128LL + i25 * 16LL + u2 * 1LL];
+        float v28 = v26 + v27;
+        float v29 = sx_round_bf16(v28);
+        v23 += v29;
       }
     }
+    long long v30 = (0LL * 16LL + u2);
+    long long v31 = v30 % 16LL;
+    v30 = v30 / 16LL;
+    b8[0LL + v31 * 1LL] = v23;
   }
 }
 
@@ -735,7 +712,7 @@ extern "C" __global__ void row_sum_be5d579f(const float* __restrict__ b0, const 
 }
 
 // 16 units [1,1,16], each one thread's
-extern "C" __global__ void column_permute_85a8198a(const sx_bf16* __restrict__ b0, float* __restrict__ b1, float* __restrict__ b2, sx_bf16* __restrict__ b3) {
+extern "C" __global__ void column_permute_123cf521(const sx_bf16* __restrict__ b0, float* __restrict__ b1, sx_bf16* __restrict__ b2, float* __restrict__ b3, const sx_bf16* __restrict__ b4, float* __restrict__ b5, sx_bf16* __restrict__ b6, float* __restrict__ b7, const sx_bf16* __restrict__ b8, float* __restrict__ b9, sx_bf16* __restrict__ b10, float* __restrict__ b11) {
   for (long long unit = (long long)blockIdx.x * blockDim.x + threadIdx.x; unit < 16LL;
        unit += (long long)gridDim.x * blockDim.x) {
     long long u2 = unit % 16LL;
@@ -763,42 +740,165 @@ extern "C" __global__ void column_permute_85a8198a(const sx_bf16* __restrict__ b
         b1[0LL + v12 * 128LL + v11 * 16LL + v10 * 8LL + v9 * 1LL] = v7;
       }
     }
-    float v13 = 0.0f;
-    for (long long i14 = 0; i14 < 2LL; ++i14) {
-      for (long long i15 = 0; i15 < 8LL; ++i15) {
-        long long v16 = (((0LL * 2LL + i14) * 8LL + i15) * 16LL + u2);
-        long long v17 = v16 % 8LL;
-        v16 = v16 / 8LL;
-        long long v18 = v16 % 2LL;
-        v16 = v16 / 2LL;
-        long long v19 = v16 % 8LL;
-        v16 = v16 / 8LL;
-        long long v20 = v16 % 2LL;
-        v16 = v16 / 2LL;
-        float v21 = sx_bf16_to_f32(b0[0LL + v20 * 128LL + v19 * 8LL + v18 * 64LL + v17 * 1LL]);
-        v13 += v21;
+    for (long long i13 = 0; i13 < 2LL; ++i13) {
+      for (long long i14 = 0; i14 < 8LL; ++i14) {
+        long long v15 = (((0LL * 2LL + i13) * 8LL + i14) * 16LL + u2);
+        long long v16 = v15 % 8LL;
+        v15 = v15 / 8LL;
+        long long v17 = v15 % 2LL;
+        v15 = v15 / 2LL;
+        long long v18 = v15 % 8LL;
+        v15 = v15 / 8LL;
+        long long v19 = v15 % 2LL;
+        v15 = v15 / 2LL;
+        float v20 = sx_bf16_to_f32(b0[0LL + v19 * 128LL + v18 * 8LL + v17 * 64LL + v16 * 1LL]);
+        float v21 = sx_round_bf16(v20);
+        b2[0LL + i13 * 128LL + i14 * 16LL + u2 * 1LL] = sx_f32_to_bf16(v21);
       }
     }
-    long long v22 = (0LL * 16LL + u2);
-    long long v23 = v22 % 16LL;
-    v22 = v22 / 16LL;
-    b2[0LL + v23 * 1LL] = v13;
-    for (long long i24 = 0; i24 < 2LL; ++i24) {
-      for (long long i25 = 0; i25 < 8LL; ++i25) {
-        long long v26 = (((0LL * 2LL + i24) * 8LL + i25) * 16LL + u2);
-        long long v27 = v26 % 8LL;
-        v26 = v26 / 8LL;
-        long long v28 = v26 % 2LL;
-        v26 = v26 / 2LL;
-        long long v29 = v26 % 8LL;
-        v26 = v26 / 8LL;
-        long long v30 = v26 % 2LL;
-        v26 = v26 / 2LL;
-        float v31 = sx_bf16_to_f32(b0[0LL + v30 * 128LL + v29 * 8LL + v28 * 64LL + v27 * 1LL]);
-        float v32 = sx_round_bf16(v31);
-        b3[0LL + i24 * 128LL + i25 * 16LL + u2 * 1LL] = sx_f32_to_bf16(v32);
+    float v22 = 0.0f;
+    for (long long i23 = 0; i23 < 2LL; ++i23) {
+      for (long long i24 = 0; i24 < 8LL; ++i24) {
+        long long v25 = (((0LL * 2LL + i23) * 8LL + i24) * 16LL + u2);
+        long long v26 = v25 % 8LL;
+        v25 = v25 / 8LL;
+        long long v27 = v25 % 2LL;
+        v25 = v25 / 2LL;
+        long long v28 = v25 % 8LL;
+        v25 = v25 / 8LL;
+        long long v29 = v25 % 2LL;
+        v25 = v25 / 2LL;
+        float v30 = sx_bf16_to_f32(b0[0LL + v29 * 128LL + v28 * 8LL + v27 * 64LL + v26 * 1LL]);
+        float v31 = sx_round_bf16(v30);
+        v22 += v31;
       }
     }
+    long long v32 = (0LL * 16LL + u2);
+    long long v33 = v32 % 16LL;
+    v32 = v32 / 16LL;
+    b3[0LL + v33 * 1LL] = v22;
+    for (long long i34 = 0; i34 < 2LL; ++i34) {
+      for (long long i35 = 0; i35 < 8LL; ++i35) {
+        long long v36 = (((0LL * 2LL + i34) * 8LL + i35) * 16LL + u2);
+        long long v37 = v36 % 8LL;
+        v36 = v36 / 8LL;
+        long long v38 = v36 % 2LL;
+        v36 = v36 / 2LL;
+        long long v39 = v36 % 8LL;
+        v36 = v36 / 8LL;
+        long long v40 = v36 % 2LL;
+        v36 = v36 / 2LL;
+        float v41 = sx_bf16_to_f32(b4[0LL + v40 * 128LL + v39 * 8LL + v38 * 64LL + v37 * 1LL]);
+        long long v42 = (((0LL * 2LL + i34) * 8LL + i35) * 16LL + u2);
+        long long v43 = v42 % 8LL;
+        v42 = v42 / 8LL;
+        long long v44 = v42 % 2LL;
+        v42 = v42 / 2LL;
+        long long v45 = v42 % 8LL;
+        v42 = v42 / 8LL;
+        long long v46 = v42 % 2LL;
+        v42 = v42 / 2LL;
+        b5[0LL + v46 * 128LL + v45 * 16LL + v44 * 8LL + v43 * 1LL] = v41;
+      }
+    }
+    for (long long i47 = 0; i47 < 2LL; ++i47) {
+      for (long long i48 = 0; i48 < 8LL; ++i48) {
+        long long v49 = (((0LL * 2LL + i47) * 8LL + i48) * 16LL + u2);
+        long long v50 = v49 % 8LL;
+        v49 = v49 / 8LL;
+        long long v51 = v49 % 2LL;
+        v49 = v49 / 2LL;
+        long long v52 = v49 % 8LL;
+        v49 = v49 / 8LL;
+        long long v53 = v49 % 2LL;
+        v49 = v49 / 2LL;
+        float v54 = sx_bf16_to_f32(b4[0LL + v53 * 128LL + v52 * 8LL + v51 * 64LL + v50 * 1LL]);
+        float v55 = sx_round_bf16(v54);
+        b6[0LL + i47 * 128LL + i48 * 16LL + u2 * 1LL] = sx_f32_to_bf16(v55);
+      }
+    }
+    float v56 = 0.0f;
+    for (long long i57 = 0; i57 < 2LL; ++i57) {
+      for (long long i58 = 0; i58 < 8LL; ++i58) {
+        long long v59 = (((0LL * 2LL + i57) * 8LL + i58) * 16LL + u2);
+        long long v60 = v59 % 8LL;
+        v59 = v59 / 8LL;
+        long long v61 = v59 % 2LL;
+        v59 = v59 / 2LL;
+        long long v62 = v59 % 8LL;
+        v59 = v59 / 8LL;
+        long long v63 = v59 % 2LL;
+        v59 = v59 / 2LL;
+        float v64 = sx_bf16_to_f32(b4[0LL + v63 * 128LL + v62 * 8LL + v61 * 64LL + v60 * 1LL]);
+        float v65 = sx_round_bf16(v64);
+        v56 += v65;
+      }
+    }
+    long long v66 = (0LL * 16LL + u2);
+    long long v67 = v66 % 16LL;
+    v66 = v66 / 16LL;
+    b7[0LL + v67 * 1LL] = v56;
+    for (long long i68 = 0; i68 < 2LL; ++i68) {
+      for (long long i69 = 0; i69 < 8LL; ++i69) {
+        long long v70 = (((0LL * 2LL + i68) * 8LL + i69) * 16LL + u2);
+        long long v71 = v70 % 8LL;
+        v70 = v70 / 8LL;
+        long long v72 = v70 % 2LL;
+        v70 = v70 / 2LL;
+        long long v73 = v70 % 8LL;
+        v70 = v70 / 8LL;
+        long long v74 = v70 % 2LL;
+        v70 = v70 / 2LL;
+        float v75 = sx_bf16_to_f32(b8[0LL + v74 * 128LL + v73 * 8LL + v72 * 64LL + v71 * 1LL]);
+        long long v76 = (((0LL * 2LL + i68) * 8LL + i69) * 16LL + u2);
+        long long v77 = v76 % 8LL;
+        v76 = v76 / 8LL;
+        long long v78 = v76 % 2LL;
+        v76 = v76 / 2LL;
+        long long v79 = v76 % 8LL;
+        v76 = v76 / 8LL;
+        long long v80 = v76 % 2LL;
+        v76 = v76 / 2LL;
+        b9[0LL + v80 * 128LL + v79 * 16LL + v78 * 8LL + v77 * 1LL] = v75;
+      }
+    }
+    for (long long i81 = 0; i81 < 2LL; ++i81) {
+      for (long long i82 = 0; i82 < 8LL; ++i82) {
+        long long v83 = (((0LL * 2LL + i81) * 8LL + i82) * 16LL + u2);
+        long long v84 = v83 % 8LL;
+        v83 = v83 / 8LL;
+        long long v85 = v83 % 2LL;
+        v83 = v83 / 2LL;
+        long long v86 = v83 % 8LL;
+        v83 = v83 / 8LL;
+        long long v87 = v83 % 2LL;
+        v83 = v83 / 2LL;
+        float v88 = sx_bf16_to_f32(b8[0LL + v87 * 128LL + v86 * 8LL + v85 * 64LL + v84 * 1LL]);
+        float v89 = sx_round_bf16(v88);
+        b10[0LL + i81 * 128LL + i82 * 16LL + u2 * 1LL] = sx_f32_to_bf16(v89);
+      }
+    }
+    float v90 = 0.0f;
+    for (long long i91 = 0; i91 < 2LL; ++i91) {
+      for (long long i92 = 0; i92 < 8LL; ++i92) {
+        long long v93 = (((0LL * 2LL + i91) * 8LL + i92) * 16LL + u2);
+        long long v94 = v93 % 8LL;
+        v93 = v93 / 8LL;
+        long long v95 = v93 % 2LL;
+        v93 = v93 / 2LL;
+        long long v96 = v93 % 8LL;
+        v93 = v93 / 8LL;
+        long long v97 = v93 % 2LL;
+        v93 = v93 / 2LL;
+        float v98 = sx_bf16_to_f32(b8[0LL + v97 * 128LL + v96 * 8LL + v95 * 64LL + v94 * 1LL]);
+        float v99 = sx_round_bf16(v98);
+        v90 += v99;
+      }
+    }
+    long long v100 = (0LL * 16LL + u2);
+    long long v101 = v100 % 16LL;
+    v100 = v100 / 16LL;
+    b11[0LL + v101 * 1LL] = v90;
   }
 }
 

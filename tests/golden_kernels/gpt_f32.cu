@@ -557,7 +557,7 @@ extern "C" __global__ void row_sum_be5d579f(const float* __restrict__ b0, const 
 }
 
 // 16 units [1,1,16], each one thread's
-extern "C" __global__ void column_permute_69cc00c8(const float* __restrict__ b0, float* __restrict__ b1, float* __restrict__ b2) {
+extern "C" __global__ void column_permute_4a6f5e00(const float* __restrict__ b0, float* __restrict__ b1, float* __restrict__ b2, const float* __restrict__ b3, float* __restrict__ b4, float* __restrict__ b5, const float* __restrict__ b6, float* __restrict__ b7, float* __restrict__ b8) {
   for (long long unit = (long long)blockIdx.x * blockDim.x + threadIdx.x; unit < 16LL;
        unit += (long long)gridDim.x * blockDim.x) {
     long long u2 = unit % 16LL;
@@ -605,6 +605,94 @@ extern "C" __global__ void column_permute_69cc00c8(const float* __restrict__ b0,
     long long v23 = v22 % 16LL;
     v22 = v22 / 16LL;
     b2[0LL + v23 * 1LL] = v13;
+    for (long long i24 = 0; i24 < 2LL; ++i24) {
+      for (long long i25 = 0; i25 < 8LL; ++i25) {
+        long long v26 = (((0LL * 2LL + i24) * 8LL + i25) * 16LL + u2);
+        long long v27 = v26 % 8LL;
+        v26 = v26 / 8LL;
+        long long v28 = v26 % 2LL;
+        v26 = v26 / 2LL;
+        long long v29 = v26 % 8LL;
+        v26 = v26 / 8LL;
+        long long v30 = v26 % 2LL;
+        v26 = v26 / 2LL;
+        float v31 = b3[0LL + v30 * 128LL + v29 * 8LL + v28 * 64LL + v27 * 1LL];
+        long long v32 = (((0LL * 2LL + i24) * 8LL + i25) * 16LL + u2);
+        long long v33 = v32 % 8LL;
+        v32 = v32 / 8LL;
+        long long v34 = v32 % 2LL;
+        v32 = v32 / 2LL;
+        long long v35 = v32 % 8LL;
+        v32 = v32 / 8LL;
+        long long v36 = v32 % 2LL;
+        v32 = v32 / 2LL;
+        b4[0LL + v36 * 128LL + v35 * 16LL + v34 * 8LL + v33 * 1LL] = v31;
+      }
+    }
+    float v37 = 0.0f;
+    for (long long i38 = 0; i38 < 2LL; ++i38) {
+      for (long long i39 = 0; i39 < 8LL; ++i39) {
+        long long v40 = (((0LL * 2LL + i38) * 8LL + i39) * 16LL + u2);
+        long long v41 = v40 % 8LL;
+        v40 = v40 / 8LL;
+        long long v42 = v40 % 2LL;
+        v40 = v40 / 2LL;
+        long long v43 = v40 % 8LL;
+        v40 = v40 / 8LL;
+        long long v44 = v40 % 2LL;
+        v40 = v40 / 2LL;
+        float v45 = b3[0LL + v44 * 128LL + v43 * 8LL + v42 * 64LL + v41 * 1LL];
+        v37 += v45;
+      }
+    }
+    long long v46 = (0LL * 16LL + u2);
+    long long v47 = v46 % 16LL;
+    v46 = v46 / 16LL;
+    b5[0LL + v47 * 1LL] = v37;
+    for (long long i48 = 0; i48 < 2LL; ++i48) {
+      for (long long i49 = 0; i49 < 8LL; ++i49) {
+        long long v50 = (((0LL * 2LL + i48) * 8LL + i49) * 16LL + u2);
+        long long v51 = v50 % 8LL;
+        v50 = v50 / 8LL;
+        long long v52 = v50 % 2LL;
+        v50 = v50 / 2LL;
+        long long v53 = v50 % 8LL;
+        v50 = v50 / 8LL;
+        long long v54 = v50 % 2LL;
+        v50 = v50 / 2LL;
+        float v55 = b6[0LL + v54 * 128LL + v53 * 8LL + v52 * 64LL + v51 * 1LL];
+        long long v56 = (((0LL * 2LL + i48) * 8LL + i49) * 16LL + u2);
+        long long v57 = v56 % 8LL;
+        v56 = v56 / 8LL;
+        long long v58 = v56 % 2LL;
+        v56 = v56 / 2LL;
+        long long v59 = v56 % 8LL;
+        v56 = v56 / 8LL;
+        long long v60 = v56 % 2LL;
+        v56 = v56 / 2LL;
+        b7[0LL + v60 * 128LL + v59 * 16LL + v58 * 8LL + v57 * 1LL] = v55;
+      }
+    }
+    float v61 = 0.0f;
+    for (long long i62 = 0; i62 < 2LL; ++i62) {
+      for (long long i63 = 0; i63 < 8LL; ++i63) {
+        long long v64 = (((0LL * 2LL + i62) * 8LL + i63) * 16LL + u2);
+        long long v65 = v64 % 8LL;
+        v64 = v64 / 8LL;
+        long long v66 = v64 % 2LL;
+        v64 = v64 / 2LL;
+        long long v67 = v64 % 8LL;
+        v64 = v64 / 8LL;
+        long long v68 = v64 % 2LL;
+        v64 = v64 / 2LL;
+        float v69 = b6[0LL + v68 * 128LL + v67 * 8LL + v66 * 64LL + v65 * 1LL];
+        v61 += v69;
+      }
+    }
+    long long v70 = (0LL * 16LL + u2);
+    long long v71 = v70 % 16LL;
+    v70 = v70 / 16LL;
+    b8[0LL + v71 * 1LL] = v61;
   }
 }
 

@@ -9,6 +9,9 @@ CFG_DIR/expected.json (written by tools/make_parity_fixtures.py with PyTorch;
 this test needs only the standard library):
 
 - each step's train/loss (the loss before that step's update): relative 1e-5;
+  a fixture that records `step_loss_sensitivity` (bf16: how far torch's own
+  losses move when its initial weights move by one float32 ulp) allows four
+  times that where it is larger;
 - step 1's grad/norm/<path> (before clipping): relative 1e-4; a gradient that
   is zero in exact arithmetic (torch's float64 norm below 1e-9 of the largest,
   e.g. attention key biases) must be rounding noise: below 1e-6 of the largest;
@@ -67,11 +70,12 @@ def main():
             failures.append(f"{group} {name}: sexpgpu {got!r}, torch {want!r}, relative {r:.3e} > {rtol:g}")
         return r
 
-    print(f"{cfg.name}: losses (relative {LOSS_RTOL:g})")
+    print(f"{cfg.name}: losses (relative {LOSS_RTOL:g}, or 4x torch's own sensitivity where recorded)")
     want_losses = expected["step_losses"]
     if sorted(steps) != list(range(1, len(want_losses) + 1)):
         sys.exit(f"FAIL: step records {sorted(steps)}, expected 1..{len(want_losses)}")
-    worst = max(check("loss", f"step {k} train/loss", steps[k]["train/loss"], w, LOSS_RTOL)
+    sensitivity = expected.get("step_loss_sensitivity", [0.0] * len(want_losses))
+    worst = max(check("loss", f"step {k} train/loss", steps[k]["train/loss"], w, max(LOSS_RTOL, 4 * sensitivity[k - 1]))
                 for k, w in enumerate(want_losses, 1))
     print(f"  max relative difference {worst:.2e}")
 

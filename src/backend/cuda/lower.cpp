@@ -108,6 +108,24 @@ class Lowerer {
     return true;
   }
 
+  // Whether node id can be computed where `grp` runs, although others read
+  // `grp` already: every value it reads comes from a launch that runs before
+  // `grp`, or from an unsealed map of grp's domain (its prologue, which joins
+  // with it) whose own inputs do.
+  bool ready_before(const Group& grp, NodeId id, const Group* prologue = nullptr) const {
+    for (NodeId raw : g_.node(id).inputs) {
+      int q = group_of_[resolve(raw)];
+      if (q < 0 || groups_[q].run_at < grp.run_at || &groups_[q] == prologue) continue;
+      const Group& c = groups_[q];
+      if (prologue || &c == &grp || c.sealed || c.kind != LaunchKind::Map || c.domain.numel() != grp.domain.numel() ||
+          c.nodes.size() > grp.nodes.size() + 64)
+        return false;
+      for (NodeId m : c.nodes)
+        if (!ready_before(grp, m, &c)) return false;
+    }
+    return true;
+  }
+
   Product* product_at(Group& grp, NodeId root) {
     for (Product& x : grp.products)
       if (x.root == root) return &x;
@@ -290,10 +308,19 @@ class Lowerer {
           g_.node(groups_[q].products[0].matmul).shape.back() == n.shape[0])
         chosen = q, rule = FusionRule::GemmBiasGrad;
     }
-    // Column reductions of one domain side by side are one kernel (a norm's gain and bias gradients).
-    if (chosen < 0 && role == Role::ColOp && last_column_ >= 0 && !groups_[last_column_].sealed &&
-        groups_[last_column_].kind == LaunchKind::Column && groups_[last_column_].domain == row_domain(g_, id))
-      chosen = last_column_, rule = FusionRule::SideBySideColumns;
+    // Column reductions of one domain side by side are one kernel (a norm's
+    // gain and bias gradients; q, k and v's bias gradients, each beside the
+    // permute of its gradient, where the first runs).
+    bool side_by_side = false;
+    if (chosen < 0 && role == Role::ColOp && last_column_ >= 0) {
+      const Group& c = groups_[last_column_];
+      const Shape rows = row_domain(g_, id);
+      bool unsealed_same = !c.sealed && c.domain == rows;  // its domain's shape: the reduction folds the same axes
+      bool ready_same = c.sealed && c.domain.numel() == rows.numel() && ready_before(c, id);  // a view of it
+      if (c.kind == LaunchKind::Column && (unsealed_same || ready_same))
+        chosen = last_column_, rule = FusionRule::SideBySideColumns, side_by_side = true;
+    }
+    const int32_t side_by_side_at = side_by_side ? groups_[chosen].run_at : -1;
     if (chosen < 0 && (role != Role::Index || n.op == Op::Expand || n.op == Op::Permute)) {
       // Prefer a row kernel: elementwise work joins the reduction that shares its rows.
       for (NodeId raw : n.inputs) {
@@ -330,6 +357,7 @@ class Lowerer {
         if (fits && groups_[q].nodes.size() <= groups_[chosen].nodes.size() + 64)
           merge(chosen, q, FusionRule::ProducerPrologue);
       }
+      if (side_by_side && groups_[chosen].sealed) groups_[chosen].run_at = side_by_side_at;  // read already
     } else {
       chosen = new_group(id, role);
       if (role == Role::Attn) absorb_operand_permutes(chosen, n);

@@ -52,7 +52,8 @@ enum class FusionRule : uint8_t {
   RowChain,           // row reductions of the same rows one after another (a norm's backward)
   SharedRows,         // two readers of the same rows in one row kernel (cross-entropy and its gradient's softmax)
   ColumnPrologue,     // elementwise work before a column reduction or a scatter-add of its values
-  SideBySideColumns,  // column reductions of one domain side by side (a norm's gain and bias gradients)
+  SideBySideColumns,  // column reductions of one domain side by side (a norm's gain and bias gradients; q, k, v's bias
+                      // gradients)
   GemmBias,           // the bias add in the GEMM's epilogue
   GemmGelu,           // GELU in the GEMM's epilogue (the pre-activation kept when read)
   GemmDGelu,          // the product times gelu'(a saved pre-activation) in the GEMM's epilogue

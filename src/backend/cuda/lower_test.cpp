@@ -18,11 +18,11 @@ int count(const Lowering& l, LaunchKind k) {
   return n;
 }
 
-// The target: at most 32 launches per layer and 2 for the
-// optimizer. f32 reaches it (q, k and v one grouped product); bf16 gives 37:
-// a product's output is rounded before its bias, so the bias (and GELU) of
-// a bf16 product is a map of its own. The bounds hold what is reached so
-// that fusion cannot regress.
+// The target: at most 32 launches per layer and 2 for the optimizer. f32
+// reaches 30 (q, k and v one grouped product; their bias gradients one
+// column kernel), bf16 32 (GELU, applied to the rounded pre-activation,
+// and its gradient's multiply are kernels of their own). The bounds hold
+// what is reached so that fusion cannot regress.
 TEST(CudaLowering, GptStepLaunchesPerLayerAndTheOptimizerAtMostTwo) {
   for (bool bf16 : {false, true}) {
     auto two = gpt_step(2, bf16), three = gpt_step(3, bf16);
@@ -31,7 +31,7 @@ TEST(CudaLowering, GptStepLaunchesPerLayerAndTheOptimizerAtMostTwo) {
     Lowering b = lower(three->g, three->plan, bf16 ? Precision::bf16 : Precision::f32, opt);
     int per_layer = static_cast<int>(b.launches.size() - a.launches.size());
     EXPECT_GT(per_layer, 0);
-    EXPECT_LE(per_layer, bf16 ? 37 : 32) << (bf16 ? "bf16" : "f32");
+    EXPECT_LE(per_layer, bf16 ? 32 : 30) << (bf16 ? "bf16" : "f32");
     EXPECT_LE(count(a, LaunchKind::Optimizer), 2);
     EXPECT_EQ(count(a, LaunchKind::Attention), 2);
     EXPECT_GT(a.cublas(), 0);
