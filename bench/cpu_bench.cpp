@@ -15,9 +15,10 @@
 
 #include "autodiff/autodiff.h"
 #include "backend/cpu/executor.h"
-#include "testing/gpt_graph.h"
+#include "backend/cpu/gemm.h"
 #include "backend/ref/ref.h"
 #include "graph/build.h"
+#include "testing/gpt_graph.h"
 
 namespace {
 
@@ -31,9 +32,9 @@ int threads() {
 
 // The configurations of bench/run.sh and docs/performance.md.
 const cpu::GptShape kShapes[] = {
-    {.batch = 8, .seq = 16, .vocab = 32, .d = 32, .heads = 4, .layers = 2},       // tiny
-    {.batch = 16, .seq = 64, .vocab = 256, .d = 128, .heads = 4, .layers = 4},    // small
-    {.batch = 16, .seq = 128, .vocab = 512, .d = 256, .heads = 8, .layers = 6},   // medium
+    {.batch = 8, .seq = 16, .vocab = 32, .d = 32, .heads = 4, .layers = 2},      // tiny
+    {.batch = 16, .seq = 64, .vocab = 256, .d = 128, .heads = 4, .layers = 4},   // small
+    {.batch = 16, .seq = 128, .vocab = 512, .d = 256, .heads = 8, .layers = 6},  // medium
 };
 
 // One training step's graph, plan, executor and data, built once.
@@ -82,7 +83,8 @@ void print_profile(Step& step, int steps) {
   std::sort(by_op.rbegin(), by_op.rend());
   std::printf("  profile: %.2f ms/step in kernels\n", total);
   for (auto [ms, op] : by_op)
-    if (ms >= 0.01 * total) std::printf("    %-14s %8.2f ms %5.1f%%\n", op_name(static_cast<Op>(op)), ms, 100 * ms / total);
+    if (ms >= 0.01 * total)
+      std::printf("    %-14s %8.2f ms %5.1f%%\n", op_name(static_cast<Op>(op)), ms, 100 * ms / total);
 }
 
 void BM_TrainStep(benchmark::State& state) {
@@ -115,8 +117,8 @@ void BM_Sgemm1Thread(benchmark::State& state) {
   openblas_set_num_threads(1);
   for (auto _ : state)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a.data(), n, b.data(), n, 0, c.data(), n);
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Sgemm1Thread)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -131,11 +133,43 @@ void BM_MatmulExecutor(benchmark::State& state) {
   std::fill_n(static_cast<float*>(ex.input("a")), n * n, 0.5f);
   std::fill_n(static_cast<float*>(ex.input("b")), n * n, 0.25f);
   for (auto _ : state) ex.run();
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
   state.SetLabel(std::to_string(ex.threads()) + " threads");
 }
 BENCHMARK(BM_MatmulExecutor)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One bf16 product (`:precision bf16`'s) of n x n x n on one thread, on the
+// f32 units (units 0: two fused multiply-adds a pair) or the bf16 units
+// (units 1: one vdpbf16ps a pair, where the CPU has AVX512-BF16): the same
+// bits (gemm_blocking_test), the speed of each.
+void BM_GemmBf16(benchmark::State& state) {
+  int64_t n = state.range(0);
+  bool units = state.range(1) != 0;
+  if (cpu::set_gemm_bf16_units(units) != units) {
+    state.SkipWithError("this CPU has no AVX512-BF16");
+    return;
+  }
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& x : a) x = u(rng);
+  for (float& x : b) x = u(rng);
+  std::vector<float> scratch(static_cast<size_t>(cpu::gemm_thread_floats(n)));
+  cpu::Gemm g{
+      .m = n, .n = n, .k = n, .a = a.data(), .lda = n, .b = b.data(), .ldb = n, .c = c.data(), .ldc = n, .bf16 = true};
+  for (auto _ : state) cpu::gemm(g, scratch.data());
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(units ? "bf16 units" : "f32 units");
+  cpu::set_gemm_bf16_units(false);
+}
+BENCHMARK(BM_GemmBf16)
+    ->ArgNames({"n", "units"})
+    ->Args({1024, 0})
+    ->Args({1024, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 
 #include "backend/cpu/isa.h"
 #include "backend/cpu/vmath.h"
@@ -30,6 +31,22 @@ int64_t round_up(int64_t n, int64_t q) { return (n + q - 1) / q * q; }
 template <bool kRowsA, int MR>
 inline float a_at(const float* a, int r, int64_t p) {
   return kRowsA ? a[r * kGemmKcMax + p] : a[p * MR + r];
+}
+
+// The same for a micro-panel of bf16 pairs (the vdpbf16ps kernel's): pair q
+// of row r, (step 2q) in the low half, (2q + 1) in the high, at the places
+// a_at gives steps q.
+using Word = uint32_t __attribute__((may_alias));
+template <bool kRowsA, int MR>
+inline uint32_t a_pair(const float* a, int r, int64_t q) {
+  const Word* w = reinterpret_cast<const Word*>(a);
+  return kRowsA ? w[r * kGemmKcMax + q] : w[q * MR + r];
+}
+// Two packed operands (bf16 values held as floats: exact) as one pair.
+inline uint32_t pair_of(float even, float odd) {
+  uint32_t e, o;
+  std::memcpy(&e, &even, 4), std::memcpy(&o, &odd, 4);
+  return (e >> 16) | (o & 0xffff0000u);
 }
 
 constexpr float kMinNormal = 0x1p-126f;
@@ -75,6 +92,8 @@ struct Vec {
   static T set1(float x) { return x; }
   static T fmadd(T a, T b, T c) { return std::fma(a, b, c); }
   static T fma_bf16(T a, T b, T c) { return bf16_fma_f(a, b, c); }  // the flushes in software
+  static constexpr bool kDpbf16 = false;                            // no bf16 units: the bf16 steps are fma_bf16's
+  static T dpbf16(T acc, uint32_t, T) { return acc; }
   static T mul(T a, T b) { return a * b; }
   static unsigned ftz_begin() { return 0; }
   static void ftz_end(unsigned) {}
@@ -102,6 +121,8 @@ constexpr int kMR = 4, kVecs = 16;
     static T set1(float x) { return _mm##bits##_set1_ps(x); }               \
     static T fmadd(T a, T b, T c) { return _mm##bits##_fmadd_ps(a, b, c); } \
     static T fma_bf16(T a, T b, T c) { return fmadd(a, b, c); }             \
+    static constexpr bool kDpbf16 = false;                                  \
+    static T dpbf16(T acc, uint32_t, T) { return acc; }                     \
     static T mul(T a, T b) { return _mm##bits##_mul_ps(a, b); }             \
     static unsigned ftz_begin() { return ftz_on(); }                        \
     static void ftz_end(unsigned modes) { ftz_restore(modes); }             \
@@ -137,6 +158,29 @@ SX_GEMM_VEC(512)
 constexpr int kMR = 14, kVecs = 2;  // 28 of the 32 zmm registers accumulate
 }  // namespace gemm_avx512
 #define SX_GEMM_NS gemm_avx512
+#include "backend/cpu/gemm_driver.inc"
+#undef SX_GEMM_NS
+#pragma GCC pop_options
+
+// AVX512-BF16: a bf16 product's pair of steps in one vdpbf16ps, which is
+// the definition (gemm.h) by construction: per lane the odd step's product
+// then the even one's, each added with round to nearest even, denormals in
+// and out flushed, whatever MXCSR says. gemm_blocking_test compares the
+// instruction with the definition on random pairs, and this kernel with the
+// others, where the CPU has it.
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,avx512f,avx512vl,avx512bw,avx512dq,avx512bf16")
+namespace gemm_avx512bf16 {
+struct Vec : gemm_avx512::Vec {
+  static constexpr bool kDpbf16 = true;
+  // acc + the pair a (broadcast) times each lane's pair of b.
+  static T dpbf16(T acc, uint32_t a, T b) {
+    return _mm512_dpbf16_ps(acc, (__m512bh)_mm512_set1_epi32(static_cast<int>(a)), (__m512bh)b);
+  }
+};
+constexpr int kMR = gemm_avx512::kMR, kVecs = gemm_avx512::kVecs;
+}  // namespace gemm_avx512bf16
+#define SX_GEMM_NS gemm_avx512bf16
 #include "backend/cpu/gemm_driver.inc"
 #undef SX_GEMM_NS
 #pragma GCC pop_options
@@ -220,6 +264,33 @@ int64_t gemm_shared_floats(int64_t, int64_t k, int64_t n) {
 }
 
 namespace {
+// Off unless asked for: on the Sapphire Rapids measured (docs/performance.md)
+// vdpbf16ps issues once a cycle where two fused multiply-adds do, so the
+// units do a pair no faster, and the pairs' packing costs more.
+std::atomic<bool>& bf16_units_allowed() {
+  static std::atomic<bool> allowed{false};
+  return allowed;
+}
+}  // namespace
+
+bool gemm_bf16_units() {
+#if SX_ISA_CLONES
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return has && bf16_units_allowed().load() && gemm_isa() == Isa::Avx512;
+#else
+  return false;
+#endif
+}
+
+bool set_gemm_bf16_units(bool allowed) {
+  bf16_units_allowed().store(allowed);
+  return gemm_bf16_units();
+}
+
+namespace {
 // k = 0: an empty sum is +0 in every element.
 bool trivial(const Gemm& g) {
   if (g.m <= 0 || g.n <= 0) return true;
@@ -239,6 +310,7 @@ bool trivial(const Gemm& g) {
   GemmBlocking bl = derive_blocking(gemm_caches(), mr, nr, g.k, threads); \
   switch (i) {                                                            \
     case Isa::Avx512:                                                     \
+      if (g.bf16 && gemm_bf16_units()) return gemm_avx512bf16::call;      \
       return gemm_avx512::call;                                           \
     case Isa::Avx2:                                                       \
       return gemm_avx2::call;                                             \

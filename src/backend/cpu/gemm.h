@@ -49,6 +49,14 @@ struct Gemm {
   bool bf16 = false;
 };
 
+// Whether bf16 products run on the CPU's bf16 units (AVX512-BF16's
+// vdpbf16ps, with the AVX-512 kernels), which give the definition's bits.
+// Off by default: not faster than the f32 units where measured
+// (docs/performance.md). set_gemm_bf16_units(true) uses them where the CPU
+// has them (tests, the benchmark); it returns whether they are used now.
+bool gemm_bf16_units();
+bool set_gemm_bf16_units(bool allowed);
+
 // One step of the bf16 chain: fma(a, b, c) with a, b and c normal or zero,
 // rounded to nearest even, a tiny result (after rounding, exponent range
 // unbounded, as x86 detects it) flushed to a zero of its sign.

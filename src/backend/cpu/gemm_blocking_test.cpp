@@ -4,12 +4,14 @@
 // multiply-add chain and a bf16 product the definition (vdpbf16ps's), bit
 // for bit, against scalar references written here from the definitions.
 #include <gtest/gtest.h>
+#include <immintrin.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/cache_info.h"
@@ -23,19 +25,33 @@ constexpr CacheSizes kZen4{32 << 10, 1 << 20, 32 << 20};
 constexpr CacheSizes kSapphireRapids{48 << 10, 2 << 20, 105 << 20};
 constexpr CacheSizes kSmall{4 << 10, 64 << 10, 256 << 10};  // forces the smallest blocks and many groups
 
-std::vector<Isa> supported() {
-  std::vector<Isa> out;
+// Every instruction set the CPU has, and AVX-512 once more with bf16
+// products on the bf16 units where it has them.
+struct Path {
+  Isa isa;
+  bool bf16_units;
+  std::string name;
+};
+std::vector<Path> paths() {
+  std::vector<Path> out;
   for (Isa i : {Isa::Baseline, Isa::Avx2, Isa::Avx512})
-    if (static_cast<int>(i) <= static_cast<int>(best_isa())) out.push_back(i);
+    if (static_cast<int>(i) <= static_cast<int>(best_isa())) out.push_back({i, false, isa_name(i)});
+  set_isa(best_isa());
+  if (best_isa() == Isa::Avx512 && set_gemm_bf16_units(true)) out.push_back({Isa::Avx512, true, "avx512-bf16"});
+  set_gemm_bf16_units(false);
   return out;
 }
+void use(const Path& p) {
+  set_isa(p.isa);
+  EXPECT_EQ(set_gemm_bf16_units(p.bf16_units), p.bf16_units);
+}
 
-// Restores the instruction set and the machine's caches.
 struct Guard {
   Isa saved = isa();
   ~Guard() {
     set_isa(saved);
     set_gemm_caches(nullptr);
+    set_gemm_bf16_units(false);
   }
 };
 
@@ -249,11 +265,11 @@ TEST(GemmBlocking, SameBitsForEveryBlockingIsaAndThreadCount) {
         auto want = o.want(bf);
         for (const CacheSizes& c : {kZen4, kSapphireRapids, kSmall, machine_caches()}) {
           set_gemm_caches(&c);
-          for (Isa i : supported()) {
-            set_isa(i);
-            std::string what = cache_sizes_text(c) + " " + isa_name(i) + (bf ? " bf16 " : " f32 ") +
-                               std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
-                               " ta=" + std::to_string(o.ta) + " tb=" + std::to_string(o.tb);
+          for (const Path& path : paths()) {
+            use(path);
+            std::string what = cache_sizes_text(c) + " " + path.name + (bf ? " bf16 " : " f32 ") + std::to_string(s.m) +
+                               "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " ta=" + std::to_string(o.ta) +
+                               " tb=" + std::to_string(o.tb);
             EXPECT_TRUE(same_bits(serial(o, bf), want)) << what << ", serial";
             for (int threads : {2, 3})
               EXPECT_TRUE(same_bits(parallel(o, bf, threads), want)) << what << ", " << threads;
@@ -265,16 +281,16 @@ TEST(GemmBlocking, SameBitsForEveryBlockingIsaAndThreadCount) {
 // Near the bottom of the normal range, where every step's flush matters.
 TEST(GemmBf16, TinyValuesFlushAlikeOnEveryIsa) {
   Guard guard;
-  for (Isa i : supported()) {
-    set_isa(i);
+  for (const Path& path : paths()) {
+    use(path);
     for (int t = 0; t < 4; ++t) {
       Operands o(31, 47, 67, t & 1, t & 2, 1.0f, 40u + t, true);
       auto want = o.want(true);
       int flushed = 0;
       for (float x : want) flushed += x == 0.0f;
       EXPECT_GT(flushed, 0) << "no result was flushed: the case tests nothing";
-      EXPECT_TRUE(same_bits(serial(o, true), want)) << isa_name(i) << " t=" << t;
-      EXPECT_TRUE(same_bits(parallel(o, true, 2), want)) << isa_name(i) << " t=" << t;
+      EXPECT_TRUE(same_bits(serial(o, true), want)) << path.name << " t=" << t;
+      EXPECT_TRUE(same_bits(parallel(o, true, 2), want)) << path.name << " t=" << t;
     }
   }
 }
@@ -292,27 +308,90 @@ TEST(GemmBf16, TheKernelsFlushAtTheEdgeAsTheDefinition) {
                              {-0x1p-63f, 0x1p-63f, 0.0f},         // exact cancellation: +0
                              {-0x1p-63f, 0x1.8p-63f, -0.0f},      // -2^-127: flushed to -0
                              {0x1p-130f, 1.0f, 0x1p-126f}};       // a denormal operand: zero
-  for (Isa i : supported()) {
-    set_isa(i);
+  for (const Path& path : paths()) {
+    use(path);
     for (const Case& k : cases) {
       float a[2] = {k.a0, 0x1p-63f}, b[2] = {k.b0, 0x1p-63f}, c = 7.0f;
       std::vector<float> scratch(static_cast<size_t>(gemm_thread_floats(1)));
       gemm({.m = 1, .n = 1, .k = 2, .a = a, .lda = 2, .b = b, .ldb = 1, .c = &c, .ldc = 1, .bf16 = true},
            scratch.data());
-      EXPECT_EQ(bits(c), bits(k.want)) << isa_name(i) << ": " << k.a0 << " * " << k.b0 << " + 2^-126 gave " << c;
+      EXPECT_EQ(bits(c), bits(k.want)) << path.name << ": " << k.a0 << " * " << k.b0 << " + 2^-126 gave " << c;
       float s = sdm_fma(bf16(k.a0), bf16(k.b0), sdm_fma(bf16(0x1p-63f), bf16(0x1p-63f), 0.0f));
       EXPECT_EQ(bits(s), bits(k.want)) << "the reference: " << k.a0 << " * " << k.b0;
     }
   }
 }
 
-TEST(GemmBf16, Avx512Bf16Units) {
+// The definition against the instruction it is named after, on a CPU that
+// has it: vdpbf16ps of random bf16 pairs (normal, tiny, denormal, zero,
+// huge, of both signs) onto random accumulators (normal, tiny, zero), lane
+// by lane, equals the chain c = bf16_fma(a1, b1, c), c = bf16_fma(a0, b0, c)
+// of gemm.h's operands.
+[[gnu::target("avx512f,avx512bf16")]] void vdpbf16ps(const uint16_t* a, const uint16_t* b, float* c) {
+  __m512 acc = _mm512_loadu_ps(c);
+  __m512bh va = (__m512bh)_mm512_loadu_si512(a), vb = (__m512bh)_mm512_loadu_si512(b);
+  _mm512_storeu_ps(c, _mm512_dpbf16_ps(acc, va, vb));
+}
+
+TEST(GemmBf16, TheDefinitionIsWhatVdpbf16psComputes) {
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx512bf16"))
-    GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps): its bf16 products run the definition on the f32 "
-                    "units, which the tests above check";
-  GTEST_SKIP() << "sexpgpu has no vdpbf16ps kernel yet: bf16 products run the definition on the f32 units "
-                  "(docs/performance.md)";
+    GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps) to compare the definition with";
+  std::mt19937 rng(7);
+  auto random_bf16 = [&]() -> uint16_t {
+    uint16_t sign = static_cast<uint16_t>((rng() & 1u) << 15);
+    switch (rng() % 8) {
+      case 0:
+        return sign;  // a zero
+      case 1:
+        return static_cast<uint16_t>(sign | (rng() % 0x7f + 1));  // a denormal
+      case 2:
+        return static_cast<uint16_t>(sign | ((rng() % 8 + 1) << 7) | rng() % 128);  // tiny normals
+      case 3:
+        return static_cast<uint16_t>(sign | ((rng() % 16 + 230) << 7) | rng() % 128);  // huge
+      default:
+        return static_cast<uint16_t>(sign | ((rng() % 40 + 107) << 7) | rng() % 128);  // around 1
+    }
+  };
+  auto widen = [](uint16_t h) {
+    uint32_t u = static_cast<uint32_t>(h) << 16;
+    float x;
+    std::memcpy(&x, &u, 4);
+    return x;
+  };
+  int64_t compared = 0, flushed = 0;
+  for (int round = 0; round < 20000; ++round) {
+    uint16_t a[32], b[32];
+    float c[16], want[16];
+    for (int i = 0; i < 32; ++i) a[i] = random_bf16(), b[i] = random_bf16();
+    for (int j = 0; j < 16; ++j) {
+      switch (rng() % 4) {
+        case 0:
+          c[j] = 0.0f;
+          break;
+        case 1:
+          c[j] = std::ldexp(static_cast<float>(rng() % 1000 + 1), -130 + static_cast<int>(rng() % 8));
+          break;
+        default:
+          c[j] = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2000001) - 1000000), -20);
+          break;
+      }
+      float s = daz(c[j]);  // the accumulator's denormals read as zero too
+      s = bf16_fma(bf16_operand(widen(a[2 * j + 1])), bf16_operand(widen(b[2 * j + 1])), s);
+      s = bf16_fma(bf16_operand(widen(a[2 * j])), bf16_operand(widen(b[2 * j])), s);
+      want[j] = s;
+    }
+    vdpbf16ps(a, b, c);
+    for (int j = 0; j < 16; ++j, ++compared) {
+      flushed += want[j] == 0.0f && widen(a[2 * j]) * widen(b[2 * j]) != 0.0f;
+      if (std::isnan(want[j]) && std::isnan(c[j])) continue;
+      ASSERT_EQ(bits(c[j]), bits(want[j]))
+          << "lane " << j << ": " << widen(a[2 * j + 1]) << " * " << widen(b[2 * j + 1]) << " + " << widen(a[2 * j])
+          << " * " << widen(b[2 * j]);
+    }
+  }
+  EXPECT_EQ(compared, 320000);
+  EXPECT_GT(flushed, 1000) << "the cases reach the flush to zero";
 }
 
 }  // namespace
