@@ -56,6 +56,10 @@ struct Gemm {
 // has them (tests, the benchmark); it returns whether they are used now.
 bool gemm_bf16_units();
 bool set_gemm_bf16_units(bool allowed);
+// Whether this CPU's vdpbf16ps gives the definition's bits (checked on a few
+// thousand lanes, bf16_units.cpp); false where it has none. The units are
+// used only where it does.
+bool bf16_units_give_the_definition();
 
 // One step of the bf16 chain: fma(a, b, c) with a, b and c normal or zero,
 // rounded to nearest even, a tiny result (after rounding, exponent range

@@ -337,6 +337,7 @@ TEST(GemmBf16, TheDefinitionIsWhatVdpbf16psComputes) {
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx512bf16"))
     GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps) to compare the definition with";
+  const bool intel = __builtin_cpu_is("intel");  // the SDM defines the instruction as the chain
   std::mt19937 rng(7);
   auto random_bf16 = [&]() -> uint16_t {
     uint16_t sign = static_cast<uint16_t>((rng() & 1u) << 15);
@@ -359,7 +360,7 @@ TEST(GemmBf16, TheDefinitionIsWhatVdpbf16psComputes) {
     std::memcpy(&x, &u, 4);
     return x;
   };
-  int64_t compared = 0, flushed = 0;
+  int64_t compared = 0, flushed = 0, differ = 0;
   for (int round = 0; round < 20000; ++round) {
     uint16_t a[32], b[32];
     float c[16], want[16];
@@ -385,13 +386,23 @@ TEST(GemmBf16, TheDefinitionIsWhatVdpbf16psComputes) {
     for (int j = 0; j < 16; ++j, ++compared) {
       flushed += want[j] == 0.0f && widen(a[2 * j]) * widen(b[2 * j]) != 0.0f;
       if (std::isnan(want[j]) && std::isnan(c[j])) continue;
-      ASSERT_EQ(bits(c[j]), bits(want[j]))
-          << "lane " << j << ": " << widen(a[2 * j + 1]) << " * " << widen(b[2 * j + 1]) << " + " << widen(a[2 * j])
-          << " * " << widen(b[2 * j]);
+      differ += bits(c[j]) != bits(want[j]);
+      if (intel) {
+        ASSERT_EQ(bits(c[j]), bits(want[j]))
+            << "lane " << j << ": " << widen(a[2 * j + 1]) << " * " << widen(b[2 * j + 1]) << " + " << widen(a[2 * j])
+            << " * " << widen(b[2 * j]);
+      }
     }
   }
   EXPECT_EQ(compared, 320000);
   EXPECT_GT(flushed, 1000) << "the cases reach the flush to zero";
+  // Another vendor's unit is held to nothing but the kernel's rule: the
+  // units serve bf16 products only where their own check finds the
+  // definition's bits, and it finds them exactly where this test does.
+  if (!intel)
+    std::printf("this CPU's vdpbf16ps: %lld of %lld lanes differ from the definition\n", static_cast<long long>(differ),
+                static_cast<long long>(compared));
+  EXPECT_EQ(bf16_units_give_the_definition(), differ == 0);
 }
 
 }  // namespace

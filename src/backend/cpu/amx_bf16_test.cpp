@@ -1,0 +1,117 @@
+// AMX's tdpbf16ps against gemm.h's bf16 product (the definition the
+// kernels keep: per pair the odd step first, then the even, each an f32
+// fused multiply-add with denormals flushed). Where the CPU has AMX-BF16:
+// random 16x16 tile products are the bf16 dot product (within f32 rounding
+// of the terms' size) and repeat bit for bit, and how many elements are
+// the definition's bits is printed. On the Sapphire Rapids measured, about
+// 70% are, the rest differ either way, so AMX is not the definition and no
+// kernel uses it (docs/performance.md).
+#include <cpuid.h>
+#include <gtest/gtest.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "backend/cpu/gemm.h"
+
+namespace sx::cpu {
+namespace {
+
+bool has_amx_bf16() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (d >> 22 & 1u) && (d >> 24 & 1u);  // AMX-BF16, AMX-TILE
+}
+
+// Linux hands out the tile registers' state on request (arch_prctl
+// ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA).
+bool tiles_permitted() { return syscall(SYS_arch_prctl, 0x1023, 18) == 0; }
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// c[16][16] += a[16 rows][16 pairs] . b[16 pairs][16 columns of pairs].
+[[gnu::target("amx-tile,amx-bf16")]] void tdpbf16ps(const uint16_t* a, const uint16_t* b, float* c) {
+  TileConfig cfg;
+  for (int t = 0; t < 3; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  _tile_loadconfig(&cfg);
+  _tile_loadd(0, c, 64);
+  _tile_loadd(1, a, 64);
+  _tile_loadd(2, b, 64);
+  _tile_dpbf16ps(0, 1, 2);
+  _tile_stored(0, c, 64);
+  _tile_release();
+}
+
+float widen(uint16_t h) {
+  uint32_t u = static_cast<uint32_t>(h) << 16;
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+uint32_t bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+
+TEST(AmxBf16, TileProductsAreTheBf16DotProductRepeatably) {
+  if (!has_amx_bf16()) GTEST_SKIP() << "this CPU has no AMX-BF16";
+  if (!tiles_permitted()) GTEST_SKIP() << "the kernel refuses the AMX tile state (arch_prctl)";
+  std::mt19937 rng(11);
+  auto random_bf16 = [&]() -> uint16_t {
+    uint16_t sign = static_cast<uint16_t>((rng() & 1u) << 15);
+    switch (rng() % 8) {
+      case 0:
+        return sign;
+      case 1:
+        return static_cast<uint16_t>(sign | (rng() % 0x7f + 1));  // a denormal
+      case 2:
+        return static_cast<uint16_t>(sign | ((rng() % 8 + 1) << 7) | rng() % 128);  // tiny
+      default:
+        return static_cast<uint16_t>(sign | ((rng() % 40 + 107) << 7) | rng() % 128);  // around 1
+    }
+  };
+  int64_t same = 0, total = 0;
+  for (int round = 0; round < 200; ++round) {
+    uint16_t a[16 * 32], b[16 * 32];
+    float c[16 * 16], again[16 * 16], start[16 * 16];
+    for (auto& x : a) x = random_bf16();
+    for (auto& x : b) x = random_bf16();
+    for (float& x : c) x = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2001) - 1000), -12);
+    std::memcpy(start, c, sizeof c);
+    std::memcpy(again, c, sizeof c);
+    tdpbf16ps(a, b, c);
+    tdpbf16ps(a, b, again);
+    ASSERT_EQ(std::memcmp(c, again, sizeof c), 0) << "the same tile product twice differs";
+    for (int m = 0; m < 16; ++m)
+      for (int n = 0; n < 16; ++n, ++total) {
+        auto x = [&](int k, int e) { return bf16_operand(widen(a[m * 32 + 2 * k + e])); };
+        auto y = [&](int k, int e) { return bf16_operand(widen(b[k * 32 + 2 * n + e])); };
+        float s = start[m * 16 + n];
+        double exact = s, size = std::fabs(s);
+        for (int k = 0; k < 16; ++k) {
+          s = bf16_fma(x(k, 0), y(k, 0), bf16_fma(x(k, 1), y(k, 1), s));
+          for (int e : {1, 0}) exact += double(x(k, e)) * y(k, e), size += std::fabs(double(x(k, e)) * y(k, e));
+        }
+        float got = c[m * 16 + n];
+        same += bits(got) == bits(s);
+        // 33 roundings of at most half an ulp of the largest partial sum, and the flushes below 2^-126.
+        ASSERT_LE(std::fabs(got - exact), 33 * 0x1p-24 * size + 0x1p-120) << "row " << m << " column " << n;
+      }
+  }
+  std::printf("AMX tdpbf16ps: %lld of %lld elements are the definition's bits\n", static_cast<long long>(same),
+              static_cast<long long>(total));
+  EXPECT_EQ(total, 51200);
+}
+
+}  // namespace
+}  // namespace sx::cpu
