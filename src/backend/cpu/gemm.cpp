@@ -277,7 +277,8 @@ bool gemm_bf16_units() {
 #if SX_ISA_CLONES
   static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") != 0 && bf16_units_give_the_definition();
+    // The SDM's definition is Intel's: another vendor's unit is not used.
+    return __builtin_cpu_is("intel") && __builtin_cpu_supports("avx512bf16") != 0 && bf16_units_give_the_definition();
   }();
   return has && bf16_units_allowed().load() && gemm_isa() == Isa::Avx512;
 #else
