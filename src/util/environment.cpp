@@ -1,6 +1,7 @@
 #include "util/environment.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <ostream>
@@ -72,6 +73,46 @@ bool apply_flag(Environment& env, std::string_view flag, std::string_view value)
   return true;
 }
 
+// A variable set for a run it cannot change is refused, not ignored: the
+// researcher meant something by it (two "nodes" that never meet, GPUs named
+// for a CPU run) and would otherwise train without a word of it.
+static void check_applies(const Environment& env, std::vector<Diagnostic>& diags) {
+  auto refuse = [&](std::string message, std::string help) {
+    diags.push_back(Diagnostic{Code::ENV_003, std::move(message), Span{}, {}, std::move(help)});
+  };
+  if (env.device != Device::cuda) {
+    std::string device = env.device_source.empty() ? fmt::format("the default device, {}", to_string(env.device))
+                                                   : setting(env.device_source, to_string(env.device));
+    if (!env.devices_source.empty())
+      refuse(fmt::format("SEXPGPU_DEVICES={} names CUDA devices, but this run trains on {}",
+                         fmt::join(env.devices, ","), device),
+             "run with --device cuda to train on those GPUs, or unset SEXPGPU_DEVICES");
+    if (!env.cuda_emulate_source.empty() && env.cuda_emulate > 0)
+      refuse(fmt::format("SEXPGPU_CUDA_EMULATE={} emulates CUDA devices, but this run trains on {}", env.cuda_emulate,
+                         device),
+             "run with --device cuda to train on the emulated device, or unset SEXPGPU_CUDA_EMULATE");
+  }
+  if (env.nodes == 1) {
+    std::string nodes = env.nodes_source.empty() ? "SEXPGPU_NODES is not set" : "SEXPGPU_NODES is 1";
+    auto alone = [&](std::string_view variable, std::string value, std::string_view what) {
+      refuse(fmt::format("{}={} {}, but {}: this run is one node", variable, value, what, nodes),
+             fmt::format("set SEXPGPU_NODES to how many nodes the run spans (the same on every node), or unset {}",
+                         variable));
+    };
+    if (!env.rendezvous_source.empty() && env.rendezvous)
+      alone("SEXPGPU_RENDEZVOUS",
+            env.rendezvous->host.find(':') == std::string::npos
+                ? fmt::format("{}:{}", env.rendezvous->host, env.rendezvous->port)
+                : fmt::format("[{}]:{}", env.rendezvous->host, env.rendezvous->port),
+            "is where the nodes meet");
+    if (!env.node_gradients_source.empty())
+      alone("SEXPGPU_NODE_GRADIENTS", std::string(to_string(env.node_gradients)),
+            "sets the gradients that cross nodes");
+    if (!env.node_address_source.empty() && env.node_address)
+      alone("SEXPGPU_NODE_ADDRESS", *env.node_address, "is the address other nodes reach this one at");
+  }
+}
+
 void check_requirements(const Environment& env) {
   std::vector<Diagnostic> diags;
   auto missing = [&](std::string message, std::string help) {
@@ -96,6 +137,7 @@ void check_requirements(const Environment& env) {
   if (env.resume && env.resume->latest && !env.checkpoint_dir)
     missing(fmt::format("{} needs a checkpoint location to look in", setting(env.resume_source, "latest")),
             "set SEXPGPU_CHECKPOINT_DIR or --checkpoint-dir to where this run's checkpoints are");
+  check_applies(env, diags);
   if (!diags.empty()) throw UserError(std::move(diags));
 }
 

@@ -152,9 +152,11 @@ TEST(Environment, Metrics) {
   EXPECT_EQ(errors({{"SEXPGPU_METRICS", "sydvain:abc"}})[0].help, "did you mean `syvain:abc`?");
   EXPECT_EQ(errors({{"SEXPGPU_METRICS", "run.jsonl"}})[0].help, "for a file, write SEXPGPU_METRICS=jsonl:run.jsonl");
   for (const char* bad : {"jsonl", "jsonl:", "syvain:", "nowhere"})
-    EXPECT_EQ(errors({{"SEXPGPU_METRICS", bad}})[0].message.rfind(
-                  "SEXPGPU_METRICS: expected jsonl:<path>, stdout, syvain, syvain:<folder-id> or tensorboard:<dir>, found", 0),
-              0u)
+    EXPECT_EQ(
+        errors({{"SEXPGPU_METRICS", bad}})[0].message.rfind(
+            "SEXPGPU_METRICS: expected jsonl:<path>, stdout, syvain, syvain:<folder-id> or tensorboard:<dir>, found",
+            0),
+        0u)
         << bad;
 }
 
@@ -411,6 +413,55 @@ TEST(Environment, Requirements) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].code, Code::ENV_001);
   EXPECT_EQ(d[0].message, "SEXPGPU_AWS_ENDPOINT_URL: expected an http:// or https:// URL, found \"minio:9000\"");
+}
+
+// What a run cannot honour is refused (E-ENV-003), never ignored.
+TEST(Environment, SettingsThatDoNotApplyAreRefused) {
+  auto refused = [](const Environment& e) {
+    std::vector<std::string> out;
+    try {
+      check_requirements(e);
+    } catch (const UserError& err) {
+      for (const auto& d : err.diagnostics()) {
+        EXPECT_EQ(d.code, Code::ENV_003) << d.message;
+        out.push_back(d.message);
+      }
+    }
+    return out;
+  };
+  auto d = refused(parse({{"SEXPGPU_DEVICES", "0,1"}, {"SEXPGPU_CUDA_EMULATE", "2"}}));
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], "SEXPGPU_DEVICES=0,1 names CUDA devices, but this run trains on the default device, cpu");
+  EXPECT_EQ(d[1], "SEXPGPU_CUDA_EMULATE=2 emulates CUDA devices, but this run trains on the default device, cpu");
+  Environment e = parse({{"SEXPGPU_DEVICES", "1"}, {"SEXPGPU_CUDA_EMULATE", "0"}});
+  apply_flag(e, "--device", "cpu");
+  d = refused(e);
+  ASSERT_EQ(d.size(), 1u);  // SEXPGPU_CUDA_EMULATE=0 emulates nothing
+  EXPECT_EQ(d[0], "SEXPGPU_DEVICES=1 names CUDA devices, but this run trains on --device cpu");
+  apply_flag(e, "--device", "cuda");
+  EXPECT_TRUE(refused(e).empty());
+
+  d = refused(parse({{"SEXPGPU_RENDEZVOUS", "[::1]:29500"},
+                     {"SEXPGPU_NODE_GRADIENTS", "bf16"},
+                     {"SEXPGPU_NODE_ADDRESS", "10.0.0.2"}}));
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0],
+            "SEXPGPU_RENDEZVOUS=[::1]:29500 is where the nodes meet, but SEXPGPU_NODES is not set: this run is one "
+            "node");
+  EXPECT_EQ(d[1],
+            "SEXPGPU_NODE_GRADIENTS=bf16 sets the gradients that cross nodes, but SEXPGPU_NODES is not set: "
+            "this run is one node");
+  EXPECT_EQ(d[2],
+            "SEXPGPU_NODE_ADDRESS=10.0.0.2 is the address other nodes reach this one at, but SEXPGPU_NODES "
+            "is not set: this run is one node");
+  d = refused(parse({{"SEXPGPU_NODES", "1"}, {"SEXPGPU_NODE_GRADIENTS", "f32"}}));
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].find("but SEXPGPU_NODES is 1"), std::string::npos) << d[0];
+  EXPECT_TRUE(refused(parse({{"SEXPGPU_NODES", "2"},
+                             {"SEXPGPU_RENDEZVOUS", "127.0.0.1:29500"},
+                             {"SEXPGPU_NODE_GRADIENTS", "bf16"},
+                             {"SEXPGPU_NODE_ADDRESS", "127.0.0.1"}}))
+                  .empty());
 }
 
 TEST(Environment, UnknownVariables) {

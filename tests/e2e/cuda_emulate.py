@@ -14,7 +14,8 @@ SMOKE = ("examples/my-run.sx", "--variant", "smoke", "--steps", "6", "--eval-eve
 
 
 def summary(device, *extra, env=None):
-    p = run("run", *SMOKE, "--device", device, "--json", *extra, env={**EMULATE, **(env or {})})
+    emulate = EMULATE if device == "cuda" else {}  # on the cpu, SEXPGPU_CUDA_EMULATE is refused (E-ENV-003)
+    p = run("run", *SMOKE, "--device", device, "--json", *extra, env={**emulate, **(env or {})})
     return json.loads(p.stdout.strip().splitlines()[-1]), p
 
 

@@ -12,8 +12,6 @@ namespace {
 
 using namespace ops;
 
-// The cuda device runs here on the emulated GPU.
-[[maybe_unused]] const bool kEmulateCuda = setenv("SEXPGPU_CUDA_EMULATE", "1", 1) == 0;
 
 // loss = sum((x @ a.w) * b.w): both params get a gradient that depends on the batch.
 struct TwoParams {

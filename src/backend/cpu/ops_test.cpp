@@ -10,8 +10,6 @@ namespace {
 
 using namespace ops;
 
-// The cuda device runs here on the emulated GPU (kernels interpreted, GEMMs on the CPU).
-const bool kEmulateCuda = setenv("SEXPGPU_CUDA_EMULATE", "1", 1) == 0;
 
 // Every output named by its node and op, on every device (test_util.h).
 void check(Case& c, const std::vector<NodeId>& outs, double rtol = 1e-5, bool exact = false) {

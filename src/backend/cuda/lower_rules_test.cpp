@@ -16,7 +16,6 @@ namespace {
 using namespace ops;
 using cpu::testing::Case;
 
-[[maybe_unused]] const bool kEmulateCuda = setenv("SEXPGPU_CUDA_EMULATE", "1", 1) == 0;
 
 using Build = std::vector<NodeId> (*)(Case&);
 struct RuleCase {
