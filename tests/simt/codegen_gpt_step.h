@@ -87,13 +87,8 @@ inline std::string wrappers(const std::vector<kir::Kernel>& kernels) {
                                                       : "int",
                           i),
           ++i;
-    for (const kir::ScalarParam& p : k.scalars)
-      args += fmt::format("{}*(const {}*)a[{}]", i ? ", " : "",
-                          p.type == kir::ScalarType::u64   ? "unsigned long long"
-                          : p.type == kir::ScalarType::f32 ? "float"
-                                                           : "double",
-                          i),
-          ++i;
+    // The scalars' words (gpu.h's scalar_words): one array after the buffers.
+    if (!k.scalars.empty()) args += fmt::format("{}(const unsigned long long*)a[{}]", i ? ", " : "", i);
     out += fmt::format("extern \"C\" __global__ void sxtest_{}(void* const* a) {{ {}({}); }}\n", k.name, k.name, args);
   }
   return out;

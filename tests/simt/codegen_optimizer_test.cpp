@@ -206,7 +206,9 @@ TEST(PrintedOptimizer, AdamwWithClippingSameBitsAsTheCpuOptimizer) {
                                   1.0f};
     ASSERT_EQ(update.scalars.size(), scalars.size());
     auto args = bind(update, grads);
-    for (float& x : scalars) args.push_back(&x);
+    std::vector<uint64_t> words(scalars.size(), 0);  // the kernel's scalar words: an f32's bits in the low half
+    for (size_t i = 0; i < scalars.size(); ++i) std::memcpy(&words[i], &scalars[i], 4);
+    args.push_back(words.data());
     cu->launch("sxtest_opt_update", {2}, {64}, k == 1 ? simt::Order::forward : simt::Order::reverse,
                static_cast<void* const*>(args.data()));
     cpu_opt.step(cpu, grad_ptrs, k, lr, false);

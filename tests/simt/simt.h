@@ -350,6 +350,7 @@ inline int __all_sync(unsigned mask, int p, std::source_location at = std::sourc
 // approximate, so compare with tolerances).
 inline unsigned __float_as_uint(float f) { return std::bit_cast<unsigned>(f); }
 inline float __uint_as_float(unsigned u) { return std::bit_cast<float>(u); }
+inline double __longlong_as_double(long long v) { return std::bit_cast<double>(v); }
 inline int __float_as_int(float f) { return std::bit_cast<int>(f); }
 inline float __int_as_float(int i) { return std::bit_cast<float>(i); }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "backend/cuda/cuda_device_kernels.h"
 #include "backend/cuda/cuda_graph.h"
@@ -21,6 +22,8 @@ namespace sx::cuda {
 namespace {
 
 using kir::Reg;
+
+bool g_capture_graphs = true;
 
 // A kernel over one f32 vector of n elements: the pieces the device's own kernels share.
 struct SmallKernel {
@@ -88,7 +91,11 @@ class CudaDevice : public backend::Device, public CudaReport {
       for (DevicePtr p : {m.master, m.grad, m.copy})
         if (p) gpu_->free(p);
     for (auto& [name, p] : state_) gpu_->free(p);
-    for (auto& l : graphs_) gpu_->free(l.arena);
+    for (auto& l : graphs_) {
+      gpu_->free(l.arena);
+      if (l.scalars) gpu_->free(l.scalars);
+    }
+    if (words_) gpu_->free(words_);
     if (flags_) gpu_->free(flags_);
     if (norms_) gpu_->free(norms_);
     if (scale_) gpu_->free(scale_);
@@ -101,6 +108,7 @@ class CudaDevice : public backend::Device, public CudaReport {
     if (!nvrtc_) return std::nullopt;
     return tally_;
   }
+  GraphCounters graph_counters() const override { return graphs_tally_; }
 
   void allocate(const std::vector<ParamInfo>& params, const OptimizerSpec* optimizer) override {
     param_infos_ = params;
@@ -113,6 +121,7 @@ class CudaDevice : public backend::Device, public CudaReport {
     flags_ = gpu_->alloc(static_cast<int64_t>(params.size()) * 4);
     norms_ = gpu_->alloc(static_cast<int64_t>(params.size() + 1) * 8);
     scale_ = gpu_->alloc(4);
+    words_ = gpu_->alloc(kStepWords * 8);
     if (!optimizer) return;
     spec_ = *optimizer;
     has_optimizer_ = true;
@@ -188,14 +197,17 @@ class CudaDevice : public backend::Device, public CudaReport {
       auto it = id == kNoNode ? l.where.end() : l.where.find(id);
       if (it != l.where.end()) gpu_->upload(it->second, data, l.g->node(id).shape.numel() * 4);
     }
-    for (Call& c : l.calls) {
-      if (c.is_gemm) {
-        gpu_->gemm(c.gemm_call);
-        continue;
+    for (Call& c : l.calls)
+      if (c.rng_word >= 0) l.words[static_cast<size_t>(c.rng_word)] = rng_offset;
+    if (l.scalars) gpu_->upload(l.scalars, l.words.data(), static_cast<int64_t>(l.words.size()) * 8);
+    as_graph(l.captured, l.runs, [&] {
+      for (Call& c : l.calls) {
+        if (c.is_gemm)
+          gpu_->gemm(c.gemm_call);
+        else
+          gpu_->launch(c.launch);
       }
-      if (c.rng_scalar >= 0) c.launch.scalars[static_cast<size_t>(c.rng_scalar)] = Scalar::u64(rng_offset);
-      gpu_->launch(c.launch);
-    }
+    });
   }
 
   float scalar(backend::GraphHandle h, NodeId id) const override {
@@ -269,6 +281,7 @@ class CudaDevice : public backend::Device, public CudaReport {
         write_copy(m, download(p));
       }
       optimizer_kernels_.clear();
+      update_graph_ = {};  // captured with the kernels just dropped
     }
     return params_.at(path).copy;
   }
@@ -277,13 +290,36 @@ class CudaDevice : public backend::Device, public CudaReport {
     for (size_t i = 0; i < values.size(); ++i) bits[i] = kir::to_bf16_bits(values[i]);
     gpu_->upload(m.copy, bits.data(), m.elements * 2);
   }
-  void launch(const DeviceKernel& k, std::vector<DevicePtr> buffers, std::vector<Scalar> scalars = {}) const {
+  // `scalars`: where the kernel's scalar words are (uploaded by the caller), 0 when it has none.
+  void launch(const DeviceKernel& k, std::vector<DevicePtr> buffers, DevicePtr scalars = 0) const {
+    SX_ASSERT(k.k.scalars.empty() == (scalars == 0), "a device kernel launched without its scalars' words");
     if (nvrtc_ && k.handle < 0) give_code({const_cast<DeviceKernel*>(&k)});
     KernelCall c;
     c.kernel = &k.k, c.handle = k.handle, c.grid = k.k.grid, c.block = k.k.block;
-    c.buffers = std::move(buffers), c.scalars = std::move(scalars);
+    c.buffers = std::move(buffers), c.scalars = scalars;
     gpu_->launch(c);
   }
+  // A sequence of calls the device makes again and again (a graph's, the
+  // microbatch sum, the scan, the update): run as they are the first time
+  // (kernels compile at their first launch), captured as one CUDA graph the
+  // second, and replayed from then on. `calls` makes launches, products and
+  // memsets only: what varies (inputs, scalar words) is uploaded before.
+  struct Captured {
+    GraphExecHandle exec = -1;
+    int64_t runs = 0;
+  };
+  void as_graph(GraphExecHandle& exec, int64_t& runs, const std::function<void()>& calls) const {
+    if (exec < 0 && (runs++ == 0 || !g_capture_graphs)) return calls();
+    if (exec < 0) {
+      gpu_->begin_capture();
+      calls();
+      exec = gpu_->end_capture();
+      ++graphs_tally_.captured;
+    }
+    gpu_->replay(exec);
+    ++graphs_tally_.replays;
+  }
+  void as_graph(Captured& c, const std::function<void()>& calls) const { as_graph(c.exec, c.runs, calls); }
   const DeviceKernel& optimizer_kernel(kir::Optimizer::Stage stage);
   bool has_copies() const { return !params_.empty() && params_.begin()->second.copy != 0; }
   CompiledLaunches load_code(LoadedGraph& l, bool training);
@@ -304,7 +340,12 @@ class CudaDevice : public backend::Device, public CudaReport {
   bool has_optimizer_ = false;
   std::vector<LoadedGraph> graphs_;
   std::vector<LoadedLowering> lowerings_;
-  DevicePtr flags_ = 0, norms_ = 0;
+  static constexpr int64_t kStepWords = 16;  // the step kernels' scalar words (the update's)
+  DevicePtr flags_ = 0, norms_ = 0, words_ = 0;
+  mutable GraphCounters graphs_tally_;
+  std::map<std::pair<backend::GraphHandle, bool>, Captured> accumulate_graphs_;  // by graph, first microbatch
+  mutable Captured scan_graph_;
+  Captured update_graph_;
   DevicePtr scale_ = 0;                             // the microbatch gradients' weight, 1/m, read by the accumulation
   int64_t scale_for_ = 0;                           // the m it holds
   std::map<std::string, DeviceKernel> accumulate_;  // by parameter path
@@ -320,6 +361,8 @@ class CudaDevice : public backend::Device, public CudaReport {
 namespace {
 RealGpuFactory g_real_gpu = nullptr;
 }
+
+void capture_cuda_graphs(bool on) { g_capture_graphs = on; }
 
 void install_real_gpu(RealGpuFactory make) { g_real_gpu = make; }
 

@@ -34,6 +34,11 @@ class CudaReport {
   virtual const Gpu& gpu() const = 0;
   // The kernels compiled and taken from the cache so far; none when the device compiles nothing.
   virtual std::optional<KernelCounters> kernel_counters() const = 0;
+  // The launch sequences captured as CUDA graphs, and the replays of them.
+  struct GraphCounters {
+    int64_t captured = 0, replays = 0;
+  };
+  virtual GraphCounters graph_counters() const = 0;
 };
 
 // The GPU the device runs on: the emulated one when SEXPGPU_CUDA_EMULATE=1
@@ -49,6 +54,10 @@ std::unique_ptr<Gpu> make_gpu(bool emulate, int64_t memory_bytes, const std::vec
 // command line turns it on, so that every emulated run checks that its
 // kernels compile; the tests that make many devices leave it off.
 void compile_on_emulated_gpu(bool on);
+
+// Whether the device captures its repeated launch sequences as CUDA graphs
+// and replays them (on by default; the tests compare both ways).
+void capture_cuda_graphs(bool on);
 
 // The device over `gpu`. A real GPU needs NVRTC (E-DEV-030 without it).
 std::unique_ptr<backend::Device> make_cuda_device_on(std::unique_ptr<Gpu> gpu, Precision precision);

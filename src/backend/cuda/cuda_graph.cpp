@@ -176,9 +176,14 @@ LoadedGraph load_graph(Gpu& gpu, const Graph& g, const plan::Plan& p, Lowering l
     }
     for (size_t i = 0; i < c.kernel.scalars.size(); ++i) {
       SX_ASSERT(c.kernel.scalars[i].name == "rng_offset", "a graph kernel's scalar");
-      c.rng_scalar = static_cast<int>(i);
-      c.launch.scalars.push_back(Scalar::u64(0));
+      c.rng_word = static_cast<int>(out.words.size());
+      out.words.push_back(0);
     }
+  }
+  if (!out.words.empty()) {
+    out.scalars = gpu.alloc(static_cast<int64_t>(out.words.size()) * 8);
+    for (Call& c : out.calls)
+      if (c.rng_word >= 0) c.launch.scalars = out.scalars + static_cast<DevicePtr>(c.rng_word) * 8;
   }
   for (const auto& [path, id] : g.params()) out.where[id] = resident.param(path);
   std::vector<uint8_t> bytes;

@@ -18,9 +18,9 @@ struct Call {
   bool is_gemm = false;
   kir::Kernel kernel;  // !is_gemm
   kir::Gemm gemm;      // is_gemm
-  KernelCall launch;   // pointers bound at load (rng_offset filled in at each run)
+  KernelCall launch;   // pointers bound at load, its scalars' words in the graph's table
   GemmCall gemm_call;
-  int rng_scalar = -1;   // the index of the kernel's rng_offset scalar, -1 when it draws nothing
+  int rng_word = -1;     // the word of the graph's table that is its rng_offset, -1 when it draws nothing
   int from_launch = -1;  // the index of the lowering's launch it comes from
 };
 
@@ -34,6 +34,12 @@ struct LoadedGraph {
   DevicePtr arena = 0;
   int64_t arena_bytes = 0;
   std::map<std::string, NodeId> gradients;
+  // Every call's scalars, one word each (gpu.h), uploaded to `scalars`
+  // before each run: what a replay of the captured calls reads.
+  std::vector<uint64_t> words;
+  DevicePtr scalars = 0;
+  GraphExecHandle captured = -1;  // the calls as one graph, from the second run on
+  int64_t runs = 0;
 };
 
 // Where the device keeps what outlives a graph.

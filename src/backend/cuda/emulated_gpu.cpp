@@ -90,7 +90,8 @@ class EmulatedGpu : public Gpu {
     call([c] {
       std::vector<void*> buffers;
       for (DevicePtr p : c.buffers) buffers.push_back(host(p));
-      kir::interpret(*c.kernel, buffers, c.scalars);
+      // The words as they are in memory when the launch runs (a replay's, not its capture's).
+      kir::interpret(*c.kernel, buffers, scalars_of(static_cast<const uint64_t*>(host(c.scalars)), c.kernel->scalars));
     });
   }
   void gemm(const GemmCall& c) override {

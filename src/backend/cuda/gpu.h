@@ -42,15 +42,24 @@ struct Program {
 using ProgramHandle = int;
 using KernelHandle = int;  // a kernel of a loaded program
 
+// A kernel reads its scalars from device memory, one 8-byte word each (u64
+// as it is, an f32's bits in the low half, an f64's bits), not as values
+// passed at the launch: a captured graph then replays with the words in
+// memory when it replays (the step's learning rate, the rng offset), not
+// those of its capture. The caller uploads the words before the launch.
+std::vector<uint64_t> scalar_words(const std::vector<Scalar>& scalars);
+std::vector<Scalar> scalars_of(const uint64_t* words, const std::vector<kir::ScalarParam>& params);
+
 // One launch of a generated kernel. The arguments are the kernel's buffers
-// in order (one pointer each), then its scalars in order.
+// in order (one pointer each), then, when it has scalars, the address of
+// their words.
 struct KernelCall {
   const kir::Kernel* kernel = nullptr;  // what the emulator interprets; the real GPU prints nothing from it
   KernelHandle handle = -1;             // from kernel(); -1 when emulated without a program
   int64_t grid = 1, block = 1;          // 1-D; grid-stride loops cover the rest
   int64_t shared_bytes = 0;
   std::vector<DevicePtr> buffers;
-  std::vector<Scalar> scalars;
+  DevicePtr scalars = 0;  // the words of the kernel's scalars (scalar_words); 0 when it has none
 };
 
 // One cuBLASLt matmul; pointers for kir::Gemm's bound values (0: none).
@@ -91,6 +100,9 @@ class Gpu {
   virtual void synchronize() = 0;
 
   // ---- graphs: a recorded sequence of calls replayed as one ----
+  // Between begin_capture and end_capture, launches, gemms, memsets and
+  // copies are recorded, not run; an upload or a download there is a bug
+  // (a captured copy would replay the staging memory of its capture).
   virtual void begin_capture() = 0;
   virtual GraphExecHandle end_capture() = 0;
   virtual void replay(GraphExecHandle graph) = 0;

@@ -64,17 +64,23 @@ std::string Printer::print() {
   for (const Buffer& b : k_.buffers)
     sig += fmt::format("{}{}{}* __restrict__ {}", sig.empty() ? "" : ", ", b.written ? "" : "const ", c_type(b.type),
                        b.name);
-  for (const ScalarParam& s : k_.scalars)
-    sig += fmt::format("{}{} {}", sig.empty() ? "" : ", ",
-                       s.type == ScalarType::u64   ? "unsigned long long"
-                       : s.type == ScalarType::f32 ? "float"
-                                                   : "double",
-                       scalar_name(s));
-  if (k_.kind == LaunchKind::Optimizer) return print_optimizer(k_, sig);
+  // The scalars' words in device memory (gpu.h's scalar_words), read once a thread.
+  std::string scalars;
+  if (!k_.scalars.empty())
+    sig += std::string(sig.empty() ? "" : ", ") + "const unsigned long long* __restrict__ sx_scalars";
+  for (size_t i = 0; i < k_.scalars.size(); ++i) {
+    const ScalarParam& s = k_.scalars[i];
+    scalars +=
+        s.type == ScalarType::u64 ? fmt::format("  const unsigned long long {} = sx_scalars[{}];\n", scalar_name(s), i)
+        : s.type == ScalarType::f32
+            ? fmt::format("  const float {} = __uint_as_float((unsigned)sx_scalars[{}]);\n", scalar_name(s), i)
+            : fmt::format("  const double {} = __longlong_as_double((long long)sx_scalars[{}]);\n", scalar_name(s), i);
+  }
+  if (k_.kind == LaunchKind::Optimizer) return print_optimizer(k_, sig, scalars);
   std::string shape;
   for (int d = 0; d < unit_.rank; ++d) shape += (d ? "," : "") + std::to_string(unit_[d]);
-  std::string out = fmt::format("// {} units [{}], each one thread's\nextern \"C\" __global__ void {}({}) {{\n",
-                                unit_.numel(), shape, k_.name, sig);
+  std::string out = fmt::format("// {} units [{}], each one thread's\nextern \"C\" __global__ void {}({}) {{\n{}",
+                                unit_.numel(), shape, k_.name, sig, scalars);
   out += fmt::format(
       "  for (long long unit = (long long)blockIdx.x * blockDim.x + threadIdx.x; unit < {}LL;\n"
       "       unit += (long long)gridDim.x * blockDim.x) {{\n",

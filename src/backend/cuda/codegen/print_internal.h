@@ -24,7 +24,8 @@ inline std::string scalar_name(const ScalarParam& p) { return "s_" + p.name; }
 // The unit space: the domain with each axis a statement folds set to 1.
 Shape unit_space(const Kernel& k);
 // The optimizer kernel (no body: kir.h's Optimizer), `signature` its parameters.
-std::string print_optimizer(const Kernel& k, const std::string& signature);
+// `scalars`: the lines that read the kernel's scalars, first in its body.
+std::string print_optimizer(const Kernel& k, const std::string& signature, const std::string& scalars);
 
 class Printer {
  public:

@@ -44,13 +44,13 @@ struct TensorLoop {
 
 }  // namespace
 
-std::string print_optimizer(const Kernel& k, const std::string& signature) {
+std::string print_optimizer(const Kernel& k, const std::string& signature, const std::string& scalars) {
   const Optimizer& o = k.optimizer;
   SX_ASSERT(!o.tensors.empty(), "an optimizer kernel with no tensor");
   auto buf = [&](int i) { return k.buffers.at(static_cast<size_t>(i)).name; };
   auto sc = [&](size_t i) { return scalar_name(k.scalars.at(i)); };
   auto none = [](const OptimizerTensor&) { return std::string(); };
-  std::string out = fmt::format("extern \"C\" __global__ void {}({}) {{\n", k.name, signature);
+  std::string out = fmt::format("extern \"C\" __global__ void {}({}) {{\n{}", k.name, signature, scalars);
   if (o.stage == Optimizer::Stage::GradNorm) {
     out += fmt::format("  if (blockIdx.x != 0 || threadIdx.x != 0) return;\n  double* norms = (double*){};\n",
                        buf(o.norms));

@@ -82,13 +82,7 @@ class RecordingGpu final : public Gpu {
   void launch(const KernelCall& c) override {
     Seen s{c.kernel->name, c.grid, c.block, {}};
     for (DevicePtr p : c.buffers) s.args.push_back(p);
-    for (const Scalar& v : c.scalars) {
-      uint64_t bits = v.u;
-      float f = static_cast<float>(v.f);
-      if (v.type == kir::ScalarType::f32) bits = 0, std::memcpy(&bits, &f, 4);
-      if (v.type == kir::ScalarType::f64) std::memcpy(&bits, &v.f, 8);
-      s.args.push_back(bits);
-    }
+    if (c.scalars) s.args.push_back(c.scalars);
     log_.made.push_back(s);
     log_.buffers.push_back(c.buffers.size());
     log_.handles.push_back(c.handle);

@@ -101,7 +101,8 @@ R cuMemsetD8Async(unsigned long long d, unsigned char v, size_t n, void*) {
   return 0;
 }
 // No cubin runs here. A module is an image starting "FAKE", whose one
-// kernel, add_scaled(float* p, u64 n, float v) (p[i] += v * i), is host
+// kernel, add_scaled(float* p, const u64* scalars) (p[i] += v * i for the
+// scalars' words n, then v: gpu.h's scalar_words), is host
 // code, so that a launch's arguments are checked as the kernel reads them;
 // or an ELF image (NVRTC's cubin), whose functions run nothing: the test
 // sees their launches through fake_cuda_set_launch_hook, and counts the
@@ -109,8 +110,11 @@ R cuMemsetD8Async(unsigned long long d, unsigned char v, size_t n, void*) {
 namespace {
 void add_scaled(void** args) {
   float* p = reinterpret_cast<float*>(*static_cast<unsigned long long*>(args[0]));
-  unsigned long long n = *static_cast<unsigned long long*>(args[1]);
-  float v = *static_cast<float*>(args[2]);
+  const unsigned long long* words =
+      reinterpret_cast<const unsigned long long*>(*static_cast<unsigned long long*>(args[1]));
+  unsigned long long n = words[0];
+  float v;
+  std::memcpy(&v, &words[1], sizeof v);
   for (unsigned long long i = 0; i < n; ++i) p[i] += v * static_cast<float>(i);
 }
 struct FakeFunction {

@@ -139,20 +139,9 @@ class RealGpu final : public Gpu {
   void launch(const KernelCall& call) override {
     SX_ASSERT(call.handle >= 0 && call.handle < static_cast<int>(functions_.size()), "a kernel kernel() gave");
     // cuLaunchKernel reads each argument through a pointer to its value.
-    std::vector<uint64_t> values;
-    values.reserve(call.buffers.size() + call.scalars.size());
+    std::vector<uint64_t> values(call.buffers.begin(), call.buffers.end());
+    if (call.scalars) values.push_back(call.scalars);
     std::vector<void*> args;
-    for (DevicePtr p : call.buffers) values.push_back(p);
-    for (const Scalar& s : call.scalars) {
-      uint64_t v = 0;
-      if (s.type == kir::ScalarType::u64) v = s.u;
-      if (s.type == kir::ScalarType::f32) {
-        float f = static_cast<float>(s.f);
-        std::memcpy(&v, &f, sizeof f);
-      }
-      if (s.type == kir::ScalarType::f64) std::memcpy(&v, &s.f, sizeof s.f);
-      values.push_back(v);
-    }
     for (auto& v : values) args.push_back(&v);
     check(d_.launch_kernel(functions_[call.handle], static_cast<unsigned>(call.grid), 1, 1,
                            static_cast<unsigned>(call.block), 1, 1, static_cast<unsigned>(call.shared_bytes), stream_,

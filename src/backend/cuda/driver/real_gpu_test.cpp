@@ -95,7 +95,9 @@ TEST(RealGpu, LaunchesPassBuffersAndScalarsAsTheKernelReadsThem) {
   KernelCall call;
   call.handle = k, call.grid = 1, call.block = 16;
   call.buffers = {p};
-  call.scalars = {Scalar::u64(16), Scalar::f32(0.5f)};
+  std::vector<uint64_t> words = scalar_words({Scalar::u64(16), Scalar::f32(0.5f)});
+  call.scalars = gpu->alloc(16);
+  gpu->upload(call.scalars, words.data(), 16);
   gpu->launch(call);
   gpu->download(host.data(), p, 64);
   EXPECT_EQ(host[0], 1.0f);
