@@ -13,7 +13,9 @@
 #   NAME.env       optional: VAR=value lines; the run gets only these, PATH,
 #                  HOME and *SAN_OPTIONS (no SEXPGPU_* from the caller leaks in);
 #                  @TMP@ in a value is a folder made empty for each run
-#                  (XDG_CACHE_HOME=@TMP@: a cold kernel cache)
+#                  (XDG_CACHE_HOME=@TMP@: a cold kernel cache); @BIN@ is
+#                  the folder of the binary under test (the build folder:
+#                  LD_LIBRARY_PATH=@BIN@/fake-driver loads the fake libcuda)
 # It runs `sexpgpu check NAME.sx ARGS` from the directory holding NAME.sx, so
 # paths in messages are short and stable.
 #
@@ -56,7 +58,8 @@ rm -rf "$tmp" && mkdir -p "$tmp"
 if [ -f "$golden/$name.env" ]; then
   while IFS= read -r line || [ -n "$line" ]; do
     case $line in ''|'#'*) continue ;; esac
-    envs+=("${line//@TMP@/$tmp}")
+    line=${line//@TMP@/$tmp}
+    envs+=("${line//@BIN@/$(dirname "$sexpgpu")}")
   done <"$golden/$name.env"
 fi
 

@@ -77,6 +77,15 @@ class Device {
   virtual float scalar(GraphHandle graph, NodeId id) const = 0;
   // A whole output of the last run, copied back (tests and debugging only).
   virtual ref::Tensor<float> read(GraphHandle graph, NodeId id) const = 0;
+  // A step's reported scalars, read once a step rather than once a
+  // microbatch (a read waits for the device to finish; the next
+  // microbatch's inputs are read and copied meanwhile): keep_scalars puts
+  // the values of scalar outputs `ids` of the last run of `graph` aside, in
+  // order, as scalar() would give them; kept_scalars gives every value kept
+  // since it was last called, in the order kept. The base class reads each
+  // at once; a device that runs asynchronously copies them aside on itself.
+  virtual void keep_scalars(GraphHandle graph, const std::vector<NodeId>& ids);
+  virtual std::vector<float> kept_scalars();
 
   // ---- the training step --------------------------------------------------------
   // After run() of microbatch j (0-based) of m of a training graph: the step's
@@ -98,6 +107,9 @@ class Device {
   virtual size_t step_gradient_size() const;
   virtual void read_step_gradient(float* out) const;
   virtual void write_step_gradient(const float* in);
+
+ private:
+  std::vector<float> kept_;  // the base class's keep_scalars
 };
 
 // The devices this build has, by name ("cpu" first: the default).

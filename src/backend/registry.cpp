@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "backend/device.h"
 #include "util/error.h"
@@ -33,6 +34,11 @@ namespace {
                   "train on several nodes with --device cpu");
 }
 }  // namespace
+
+void Device::keep_scalars(GraphHandle graph, const std::vector<NodeId>& ids) {
+  for (NodeId id : ids) kept_.push_back(scalar(graph, id));
+}
+std::vector<float> Device::kept_scalars() { return std::exchange(kept_, {}); }
 
 size_t Device::step_gradient_size() const { no_node_gradients(name()); }
 void Device::read_step_gradient(float*) const { no_node_gradients(name()); }

@@ -74,8 +74,9 @@ void run_share(RunDevice& d, const Compiled& c, Communicator& comm, StepWork& w,
   try {
     for (int64_t j = 0; j < m; ++j) {
       const size_t i = r * static_cast<size_t>(m) + static_cast<size_t>(j);
-      run_microbatch(d, c, k, static_cast<int64_t>(i), j, all, w.tokens[i], w.targets[i], w.sums[r]);
+      run_microbatch(d, c, k, static_cast<int64_t>(i), j, all, w.tokens[i], w.targets[i]);
     }
+    add_kept_scalars(d, c, w.sums[r]);
     sum_gradient_over_ranks(*d.device, comm);
   } catch (...) {
     abandon(comm, std::current_exception());

@@ -52,23 +52,43 @@ StepSums run_microbatches(RunDevice& d, const Compiled& c, TrainFeed& feed, int6
   if (first > 0) feed.next(first * c.micro_rows, tokens, targets);
   for (int64_t j = 0; j < m; ++j) {
     feed.next(c.micro_rows, tokens, targets);
-    run_microbatch(d, c, k, first + j, j, all, tokens, targets, s);
+    run_microbatch(d, c, k, first + j, j, all, tokens, targets);
   }
+  add_kept_scalars(d, c, s);
   if (int64_t after = all - first - m; after > 0) feed.next(after * c.micro_rows, tokens, targets);
   return s;
 }
 
+namespace {
+// What a microbatch reports: its loss, each metric, each tap.
+std::vector<NodeId> reported(const Compiled& c) {
+  std::vector<NodeId> ids{c.train.traced.loss};
+  for (const auto& m : c.train.traced.metrics) ids.push_back(m.second);
+  for (const auto& t : c.train.taps) ids.push_back(t.node);
+  return ids;
+}
+}  // namespace
+
 void run_microbatch(RunDevice& d, const Compiled& c, int64_t k, int64_t index, int64_t j, int64_t all,
-                    const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets, StepSums& s) {
+                    const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets) {
   backend::Device& dev = *d.device;
-  s.metrics.resize(c.train.traced.metrics.size(), 0.0);  // (no-ops after the first)
-  s.taps.resize(c.train.taps.size(), 0.0);
   dev.run(d.train, {{"tokens", tokens.data()}, {"targets", targets.data()}},
           (static_cast<uint64_t>(k) << 16) | static_cast<uint64_t>(index));
-  s.loss += dev.scalar(d.train, c.train.traced.loss);
-  for (size_t i = 0; i < s.metrics.size(); ++i) s.metrics[i] += dev.scalar(d.train, c.train.traced.metrics[i].second);
-  for (size_t i = 0; i < s.taps.size(); ++i) s.taps[i] += dev.scalar(d.train, c.train.taps[i].node);
+  dev.keep_scalars(d.train, reported(c));
   dev.accumulate_gradients(d.train, j, all);
+}
+
+void add_kept_scalars(RunDevice& d, const Compiled& c, StepSums& s) {
+  s.metrics.resize(c.train.traced.metrics.size(), 0.0);
+  s.taps.resize(c.train.taps.size(), 0.0);
+  const std::vector<float> v = d.device->kept_scalars();
+  const size_t n = 1 + s.metrics.size() + s.taps.size();
+  SX_ASSERT(v.size() % n == 0, "kept scalars that are not whole microbatches'");
+  for (size_t at = 0; at < v.size(); at += n) {
+    s.loss += v[at];
+    for (size_t i = 0; i < s.metrics.size(); ++i) s.metrics[i] += v[at + 1 + i];
+    for (size_t i = 0; i < s.taps.size(); ++i) s.taps[i] += v[at + 1 + s.metrics.size() + i];
+  }
 }
 
 std::optional<std::string> first_nonfinite(const backend::Device& d, float loss) {
@@ -78,12 +98,23 @@ std::optional<std::string> first_nonfinite(const backend::Device& d, float loss)
 }
 
 void run_pass_batch(RunDevice& d, const Compiled& c, size_t pass, const std::vector<int32_t>& tokens,
-                    const std::vector<int32_t>& targets, double& loss, std::vector<double>& sums) {
+                    const std::vector<int32_t>& targets) {
   const StepGraph& g = c.passes[pass].step;
   backend::GraphHandle h = d.passes[pass];
   d.device->run(h, {{"tokens", tokens.data()}, {"targets", targets.data()}}, 0);
-  loss += d.device->scalar(h, g.traced.loss);
-  for (size_t m = 0; m < sums.size(); ++m) sums[m] += d.device->scalar(h, g.traced.metrics[m].second);
+  std::vector<NodeId> ids{g.traced.loss};
+  for (const auto& m : g.traced.metrics) ids.push_back(m.second);
+  d.device->keep_scalars(h, ids);
+}
+
+void add_kept_pass_scalars(RunDevice& d, double& loss, std::vector<double>& sums) {
+  const std::vector<float> v = d.device->kept_scalars();
+  const size_t n = 1 + sums.size();
+  SX_ASSERT(v.size() % n == 0, "kept scalars that are not whole batches'");
+  for (size_t at = 0; at < v.size(); at += n) {
+    loss += v[at];
+    for (size_t m = 0; m < sums.size(); ++m) sums[m] += v[at + 1 + m];
+  }
 }
 
 void report_gpu(const RunDevice& d, const Compiled& c, bool explain_kernels, Timings& timings) {

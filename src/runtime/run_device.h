@@ -43,17 +43,22 @@ struct StepSums {
 StepSums run_microbatches(RunDevice& d, const Compiled& c, TrainFeed& feed, int64_t k, std::vector<int32_t>& tokens,
                           std::vector<int32_t>& targets, int rank = 0, int nodes = 1);
 // One of them: the step's microbatch `index` of `all`, this device's `j`-th,
-// its scalars added to `s` and its gradient accumulated.
+// its scalars kept on the device (keep_scalars) and its gradient accumulated.
 void run_microbatch(RunDevice& d, const Compiled& c, int64_t k, int64_t index, int64_t j, int64_t all,
-                    const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets, StepSums& s);
+                    const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets);
+// After a device's microbatches: their kept scalars added to `s`, microbatch
+// after microbatch (the order, and so the bits, of adding each as it came).
+void add_kept_scalars(RunDevice& d, const Compiled& c, StepSums& s);
 
 // What a step must stop at, as NUM-001 names it: "train/loss" first, then
 // "grad/<path>" of the first parameter in model-path order.
 std::optional<std::string> first_nonfinite(const backend::Device& d, float loss);
 
-// One batch of a pass: the loss and each metric added to `loss` and `sums`.
+// One batch of a pass, its loss and metrics kept on the device; then, after
+// the pass's batches, theirs added to `loss` and `sums` batch after batch.
 void run_pass_batch(RunDevice& d, const Compiled& c, size_t pass, const std::vector<int32_t>& tokens,
-                    const std::vector<int32_t>& targets, double& loss, std::vector<double>& sums);
+                    const std::vector<int32_t>& targets);
+void add_kept_pass_scalars(RunDevice& d, double& loss, std::vector<double>& sums);
 
 // On the cuda device: the lowering report of each loaded graph on standard
 // error now, and the `timing kernels` and `memory: peak` lines for `timings`

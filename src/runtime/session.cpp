@@ -320,10 +320,14 @@ class Session {
     std::vector<double> sums(p.step.traced.metrics.size(), 0.0);
     int64_t n = feed.batches();
     for (int64_t b = 0; b < n; ++b) {
-      if (int sig = local_stop()) throw Stopped{sig};  // the pass is abandoned, not recorded
+      if (int sig = local_stop()) {
+        (void)dev_.device->kept_scalars();  // the batches' so far: not for anything else
+        throw Stopped{sig};                 // the pass is abandoned, not recorded
+      }
       feed.batch(b, tokens_, targets_);
-      run_pass_batch(dev_, c_, i, tokens_, targets_, loss, sums);
+      run_pass_batch(dev_, c_, i, tokens_, targets_);
     }
+    add_kept_pass_scalars(dev_, loss, sums);
     // Every batch has the same number of tokens: the mean of batch means is the mean over tokens.
     PassResult r;
     r.emplace_back("eval/loss", f32(loss / static_cast<double>(n)));

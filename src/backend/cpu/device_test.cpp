@@ -102,6 +102,30 @@ TEST_P(EveryDevice, MicrobatchesAccumulateTheMeanGradientOnTheDevice) {
   }
 }
 
+// Kept scalars are what scalar() gives after each run, in the order kept,
+// however many (past the cuda device's first slots), and each call gives
+// only those kept since the last.
+TEST_P(EveryDevice, KeptScalarsAreEachRunsScalarsInOrder) {
+  TwoParams m;
+  auto d = backend::make_device(GetParam(), {.threads = 2});
+  d->allocate(params_of(m.g), nullptr);
+  d->upload("a.w", randoms(8, 6));
+  d->upload("b.w", randoms(2, 7));
+  backend::GraphHandle h = d->load(m.g, m.plan);
+  std::vector<float> want;
+  for (uint32_t run = 0; run < 40; ++run) {
+    std::vector<float> x = randoms(12, 10 + run);
+    d->run(h, {{"x", x.data()}}, 0);
+    want.insert(want.end(), 2, d->scalar(h, m.loss));
+    d->keep_scalars(h, {m.loss, m.loss});
+  }
+  std::vector<float> got = d->kept_scalars();
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(d->kept_scalars().empty());
+  d->keep_scalars(h, {m.loss});
+  EXPECT_EQ(d->kept_scalars(), std::vector<float>{want.back()});
+}
+
 // The first parameter in model-path order whose gradient is not finite.
 TEST_P(EveryDevice, NamesTheFirstNonFiniteGradient) {
   TwoParams m;

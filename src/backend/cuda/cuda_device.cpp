@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <utility>
 
 #include "backend/cuda/cuda_device_kernels.h"
 #include "backend/cuda/cuda_graph.h"
@@ -96,6 +97,7 @@ class CudaDevice : public backend::Device, public CudaReport {
       if (l.scalars) gpu_->free(l.scalars);
     }
     if (words_) gpu_->free(words_);
+    if (kept_at_) gpu_->free(kept_at_);
     if (flags_) gpu_->free(flags_);
     if (norms_) gpu_->free(norms_);
     if (scale_) gpu_->free(scale_);
@@ -248,6 +250,23 @@ class CudaDevice : public backend::Device, public CudaReport {
     return out;
   }
 
+  // Each value copied on the device into a slot of `kept_` (4 bytes each), downloaded once by kept_scalars.
+  void keep_scalars(backend::GraphHandle h, const std::vector<NodeId>& ids) override {
+    const LoadedGraph& l = graphs_.at(static_cast<size_t>(h));
+    for (NodeId id : ids) {
+      const NodeId s = storage_of(*l.g, *l.p, id);
+      const kir::Type t = l.g->node(s).op == Op::Param ? kir::Type::f32 : value_type(l.g->node(s));
+      if (kept_.size() == kept_capacity_) grow_kept();
+      gpu_->copy(kept_at_ + static_cast<DevicePtr>(kept_.size()) * 4, l.where.at(s), kir::type_bytes(t));
+      kept_.push_back({t, is_float(l.g->node(id).dtype)});
+    }
+  }
+  std::vector<float> kept_scalars() override {
+    std::vector<float> out = std::exchange(kept_before_, {});
+    read_kept(out);
+    return out;
+  }
+
   void accumulate_gradients(backend::GraphHandle train, int64_t j, int64_t m) override;
   std::optional<std::string> first_nonfinite_gradient() const override;
   StepStats update(int64_t k, double lr, bool want_stats) override;
@@ -320,6 +339,40 @@ class CudaDevice : public backend::Device, public CudaReport {
     ++graphs_tally_.replays;
   }
   void as_graph(Captured& c, const std::function<void()>& calls) const { as_graph(c.exec, c.runs, calls); }
+  struct Kept {
+    kir::Type type;
+    bool float_out;  // else an integer output, as float
+  };
+  // The kept values as scalar() gives them, appended to `out`; the slots are free again.
+  void read_kept(std::vector<float>& out) {
+    std::vector<uint8_t> bytes(kept_.size() * 4);
+    if (!kept_.empty()) gpu_->download(bytes.data(), kept_at_, static_cast<int64_t>(bytes.size()));
+    for (size_t i = 0; i < kept_.size(); ++i) {
+      const uint8_t* p = &bytes[i * 4];
+      float v;
+      if (kept_[i].type == kir::Type::i32) {
+        int32_t x;
+        std::memcpy(&x, p, 4);
+        v = static_cast<float>(x);
+      } else {
+        uint16_t h16;
+        if (kept_[i].type == kir::Type::bf16)
+          std::memcpy(&h16, p, 2), v = kir::from_bf16_bits(h16);
+        else
+          std::memcpy(&v, p, 4);
+        if (!kept_[i].float_out) v = static_cast<float>(static_cast<int32_t>(v));
+      }
+      out.push_back(v);
+    }
+    kept_.clear();
+  }
+  // More slots: the values kept so far are read first (once, in a run's first step).
+  void grow_kept() {
+    read_kept(kept_before_);
+    if (kept_at_) gpu_->free(kept_at_);
+    kept_capacity_ = std::max<size_t>(64, 2 * kept_capacity_);
+    kept_at_ = gpu_->alloc(static_cast<int64_t>(kept_capacity_) * 4);
+  }
   const DeviceKernel& optimizer_kernel(kir::Optimizer::Stage stage);
   bool has_copies() const { return !params_.empty() && params_.begin()->second.copy != 0; }
   CompiledLaunches load_code(LoadedGraph& l, bool training);
@@ -343,6 +396,10 @@ class CudaDevice : public backend::Device, public CudaReport {
   static constexpr int64_t kStepWords = 16;  // the step kernels' scalar words (the update's)
   DevicePtr flags_ = 0, norms_ = 0, words_ = 0;
   mutable GraphCounters graphs_tally_;
+  DevicePtr kept_at_ = 0;  // keep_scalars' slots
+  size_t kept_capacity_ = 0;
+  std::vector<Kept> kept_;
+  std::vector<float> kept_before_;  // read when the slots grew
   std::map<std::pair<backend::GraphHandle, bool>, Captured> accumulate_graphs_;  // by graph, first microbatch
   mutable Captured scan_graph_;
   Captured update_graph_;

@@ -1,0 +1,1 @@
+run cuda-explain-gpt.sx --device cuda
