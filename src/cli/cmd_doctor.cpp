@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "runtime/communicator.h"
 #include "runtime/metrics_syvain.h"
+#include "runtime/nccl_api.h"
 #include "s3/client.h"
 #include "util/printable.h"
 #include "util/version.h"
@@ -69,7 +70,13 @@ void check_build(Report& r) {
   else
     r.line("warn", "nvrtc", "NVRTC not found: explain --device cuda lists the kernels as not compiled",
            "install the CUDA toolkit 13 or NVIDIA's nvrtc wheel to train on a GPU (E-DEV-030)");
-  r.line("warn", "nccl", "this build has no NCCL: one node, one device", "unset SEXPGPU_NODES or set it to 1");
+  if (const nccl::Library& n = nccl::library(); n.api)
+    r.line("ok", "nccl",
+           fmt::format("{} loads (NCCL {}): several GPUs of one run exchange their gradients with it", n.path,
+                       nccl::version_text(n.version)));
+  else
+    r.line("warn", "nccl", fmt::format("libnccl.so.2 not found: {} (E-NODE-010)", n.failure),
+           "install NCCL (the CUDA toolkit's, or NVIDIA's nvidia-nccl wheel) to train on several GPUs");
   if (have_gloo())
     r.line("ok", "gloo", "Gloo over TCP: runs across several nodes (SEXPGPU_NODES, docs/nodes.md)");
   else

@@ -9,7 +9,9 @@
 #include <mutex>
 #include <thread>
 
+#include "backend/cuda/cuda_device.h"
 #include "runtime/inprocess_communicator.h"
+#include "runtime/nccl_gpu.h"
 #include "util/error.h"
 
 namespace sx {
@@ -87,10 +89,11 @@ void run_share(RunDevice& d, const Compiled& c, Communicator& comm, StepWork& w,
 }  // namespace
 
 DeviceGroup::DeviceGroup(std::string_view device, const Compiled& c, const std::string& base_dir, int threads,
-                         const std::vector<int>& ordinals, double timeout_s)
-    : c_(c), ordinals_(ordinals), timeout_s_(timeout_s) {
+                         const std::vector<int>& ordinals, double timeout_s, const nccl::Api* nccl)
+    : c_(c), ordinals_(ordinals), timeout_s_(timeout_s), nccl_(nccl) {
   SX_ASSERT(ordinals.size() > 1, "a device group of one GPU");
-  for (auto& comm : make_inprocess_communicators(size(), timeout_s)) comms_.push_back(std::move(comm));
+  if (!nccl_)
+    for (auto& comm : make_inprocess_communicators(size(), timeout_s)) comms_.push_back(std::move(comm));
   ranks_.resize(ordinals.size());
   for (size_t r = 1; r < ordinals.size(); ++r) {
     auto rank = std::make_shared<Rank>();
@@ -105,6 +108,7 @@ DeviceGroup::DeviceGroup(std::string_view device, const Compiled& c, const std::
 }
 
 DeviceGroup::~DeviceGroup() {
+  comms_.clear();  // NCCL's communicators end while their GPUs are there
   for (size_t r = 1; r < ranks_.size(); ++r) {
     Rank& rank = *ranks_[r];
     {
@@ -119,9 +123,20 @@ DeviceGroup::~DeviceGroup() {
   }
 }
 
-void DeviceGroup::opened() {
+void DeviceGroup::opened(RunDevice& lead) {
   // Opening is not a collective: it takes as long as it takes, as on one GPU.
   for (size_t r = 1; r < ranks_.size(); ++r) ranks_[r]->pending.get();
+  if (!nccl_) return;
+  std::vector<NcclDevice*> devices;
+  for (size_t r = 0; r < ranks_.size(); ++r) {
+    cuda::Gpu* gpu = cuda::gpu_of(r == 0 ? *lead.device : *ranks_[r]->dev.device);
+    SX_ASSERT(gpu, "a GPU rank whose device is not cuda");
+    nccl_devices_.push_back(nccl_device_on(*gpu));
+    devices.push_back(nccl_devices_.back().get());
+  }
+  for (auto& comm : make_nccl_communicators(*nccl_, ordinals_, devices, timeout_s_)) comms_.push_back(std::move(comm));
+  // ncclCommInitAll set each GPU's device on this thread in turn: rank 0's context again.
+  cuda::gpu_of(*lead.device)->make_current();
 }
 
 void DeviceGroup::wait(size_t r, const char* what) {
@@ -216,10 +231,12 @@ std::unique_ptr<DeviceGroup> open_devices(std::string_view device, const Compile
     lead = open_run_device(device, c, base_dir, env.threads);
     return nullptr;
   }
+  // Real GPUs exchange over NCCL, found before any GPU is opened (E-NODE-010).
+  const nccl::Api* api = env.cuda_emulate > 0 ? nullptr : &nccl::require(nccl::library());
   // Ranks 1 ... open on their own threads while rank 0 opens here.
-  auto group = std::make_unique<DeviceGroup>(device, c, base_dir, env.threads, gpus, env.node_timeout_s);
+  auto group = std::make_unique<DeviceGroup>(device, c, base_dir, env.threads, gpus, env.node_timeout_s, api);
   lead = open_run_device(device, c, base_dir, env.threads, gpus[0]);
-  group->opened();
+  group->opened(lead);
   return group;
 }
 

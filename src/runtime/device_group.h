@@ -11,9 +11,12 @@
 // gives rank r the r-th contiguous share, which it runs as its :microbatches,
 // numbered and scaled as the step's microbatches r x m ... r x m + m - 1 of
 // N x m; every rank then sums the step's gradient over the ranks in rank
-// order (an in-process Communicator: inprocess_communicator.h), and every
-// rank applies the same update. N GPUs of one microbatch each add exactly the
-// terms one GPU of N microbatches adds, in the same order: the same bits.
+// order, and every rank applies the same update. N GPUs of one microbatch
+// each add exactly the terms one GPU of N microbatches adds, in the same
+// order: the same bits. The terms cross between real GPUs with NCCL (one
+// communicator per rank from ncclCommInitAll, nccl_communicator.h, its
+// watchdog bounding every collective), between emulated ones through an
+// in-process Communicator (inprocess_communicator.h).
 //
 // Every wait for a rank is bounded by SEXPGPU_NODE_TIMEOUT: a rank that does
 // not answer stops the run with E-NODE-011 naming it, never a hang.
@@ -23,6 +26,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "runtime/communicator.h"
+#include "runtime/nccl_communicator.h"
 #include "runtime/run_device.h"
 
 namespace sx {
@@ -31,13 +35,15 @@ class DeviceGroup {
  public:
   // Starts opening ranks 1 ... of `ordinals` (rank 0, ordinals[0], is the
   // caller's to open meanwhile), each as open_run_device does; opened() waits.
+  // `nccl`: the GPUs are real and exchange through it; null: emulated.
   DeviceGroup(std::string_view device, const Compiled& c, const std::string& base_dir, int threads,
-              const std::vector<int>& ordinals, double timeout_s);
+              const std::vector<int>& ordinals, double timeout_s, const nccl::Api* nccl = nullptr);
   ~DeviceGroup();
   DeviceGroup(const DeviceGroup&) = delete;
   DeviceGroup& operator=(const DeviceGroup&) = delete;
 
-  void opened();
+  // Then, over NCCL, the communicators are made (rank 0's GPU is `lead`'s).
+  void opened(RunDevice& lead);
   int size() const { return static_cast<int>(ordinals_.size()); }
   const std::vector<int>& ordinals() const { return ordinals_; }
 
@@ -59,8 +65,10 @@ class DeviceGroup {
   const Compiled& c_;
   std::vector<int> ordinals_;
   double timeout_s_;
-  std::vector<std::shared_ptr<Communicator>> comms_;  // per rank
-  std::vector<std::shared_ptr<Rank>> ranks_;          // per rank; ranks_[0] is null (the caller's)
+  const nccl::Api* nccl_;
+  std::vector<std::unique_ptr<NcclDevice>> nccl_devices_;  // per rank, over NCCL
+  std::vector<std::shared_ptr<Communicator>> comms_;       // per rank
+  std::vector<std::shared_ptr<Rank>> ranks_;               // per rank; ranks_[0] is null (the caller's)
 };
 
 // Opens rank 0 into `lead` (the device of one rank or the only one) and, with

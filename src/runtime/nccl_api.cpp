@@ -46,7 +46,7 @@ void bind(Binder& b, Api& a) {
 }  // namespace
 
 std::vector<std::string> default_candidates() {
-  return toolkit_library_candidates("libnccl.so.2", {"lib64/", "lib/"}, {});
+  return toolkit_library_candidates("libnccl.so.2", {"lib64/", "lib/"}, {"nvidia/nccl/lib/", "nvidia/cu13/lib/"});
 }
 
 Library load(const std::vector<std::string>& candidates) {

@@ -11,8 +11,10 @@
 #include <cstring>
 #include <future>
 #include <mutex>
+#include <thread>
 #include <vector>
 
+#include "runtime/nccl_gpu.h"
 #include "util/error.h"
 
 namespace sx {
@@ -170,6 +172,45 @@ TEST(NcclCommunicator, RanksSumInRankOrderAndBroadcastThroughTheirGpus) {
   }
   EXPECT_EQ(g_clique.destroyed, 3);
   EXPECT_EQ(g_clique.aborted, 0);
+}
+
+// The same over the CUDA device's GPUs (nccl_gpu.h) — emulated ones, whose
+// calls happen when they are made, so this NCCL's collectives return only
+// once every rank has posted (a GPU's stream would order the copy back after
+// the collective): the staging, the copies and the completion query.
+TEST(NcclCommunicator, OverTheCudaDevicesGpusRanksSumInRankOrder) {
+  nccl::Api api = fake_nccl();
+  api.all_gather = [](const void* send, void* recv, size_t count, nccl::DataType, nccl::Comm c, nccl::Stream) {
+    g_clique.post(rank_of(c), {send, recv, count, -1});
+    while (!g_clique.done(rank_of(c))) std::this_thread::yield();
+    return nccl::kSuccess;
+  };
+  g_clique.reset(3);
+  std::vector<std::unique_ptr<cuda::Gpu>> gpus;
+  std::vector<std::unique_ptr<NcclDevice>> on;
+  std::vector<NcclDevice*> devices;
+  for (int r = 0; r < 3; ++r) {
+    gpus.push_back(cuda::make_emulated_gpu(int64_t{1} << 24));
+    on.push_back(nccl_device_on(*gpus.back()));
+    devices.push_back(on.back().get());
+  }
+  {
+    auto comms = make_nccl_communicators(api, {0, 1, 2}, devices, 30);
+    const float terms[3][2] = {{1e8f, 0.5f}, {1.0f, 0.25f}, {-1e8f, 0.125f}};
+    std::vector<std::future<void>> ranks;
+    for (int r = 0; r < 3; ++r)
+      ranks.push_back(std::async(std::launch::async, [&, r] {
+        for (int round = 0; round < 20; ++round) {
+          std::vector<float> v(1000 + 100 * round, terms[r][1]);  // the staging grows
+          v[0] = terms[r][0];
+          comms[static_cast<size_t>(r)]->all_reduce_sum(v.data(), v.size());
+          EXPECT_EQ(bits(v[0]), bits(0.0f));
+          EXPECT_EQ(v.back(), 0.875f);
+        }
+      }));
+    for (auto& f : ranks) f.get();
+  }
+  EXPECT_EQ(g_clique.destroyed, 3);
 }
 
 TEST(NcclCommunicator, AFailedInitIsENode011NamingTheDevices) {

@@ -27,10 +27,15 @@ std::vector<std::string> toolkit_library_candidates(const std::string& soname,
   std::vector<std::string> venvs;
   if (const char* v = std::getenv("VIRTUAL_ENV"); v && *v) venvs.emplace_back(v);
   venvs.emplace_back("/opt/torch/.venv");
-  for (const auto& venv : venvs)
+  std::vector<std::string> sites;
+  for (const auto& venv : venvs) sites.push_back(venv + "/lib/python3*/site-packages/");
+  // The machine's own python3 (a CUDA image's holds PyTorch and NVIDIA's wheels there).
+  for (const char* s : {"/usr/local/lib/python3*/dist-packages/", "/usr/local/lib/python3*/site-packages/",
+                        "/usr/lib/python3/dist-packages/"})
+    sites.emplace_back(s);
+  for (const auto& site : sites)
     for (const auto& sub : venv_subfolders)
-      for (auto& p : glob_newest_first(venv + "/lib/python3*/site-packages/" + sub + soname))
-        out.push_back(std::move(p));
+      for (auto& p : glob_newest_first(site + sub + soname)) out.push_back(std::move(p));
   return out;
 }
 

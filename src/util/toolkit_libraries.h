@@ -14,8 +14,9 @@ std::vector<std::string> glob_newest_first(const std::string& pattern);
 // `soname` itself (the dynamic loader's own search), then under each of
 // `toolkit_dirs` (relative to /usr/local/cuda/ and then to every
 // /usr/local/cuda-*/, newest first), then each Python environment's
-// site-packages/<subfolder> ($VIRTUAL_ENV, then /opt/torch/.venv), where pip's
-// nvidia-* wheels put their libraries.
+// site-packages/<subfolder> ($VIRTUAL_ENV, then /opt/torch/.venv, then the
+// system python3's dist- and site-packages), where pip's nvidia-* wheels put
+// their libraries.
 std::vector<std::string> toolkit_library_candidates(const std::string& soname,
                                                     const std::vector<std::string>& toolkit_dirs,
                                                     const std::vector<std::string>& venv_subfolders);

@@ -12,7 +12,6 @@ namespace {
 
 using namespace ops;
 
-
 // loss = sum((x @ a.w) * b.w): both params get a gradient that depends on the batch.
 struct TwoParams {
   Graph g;

@@ -106,6 +106,7 @@ class CudaDevice : public backend::Device, public CudaReport {
   std::string_view name() const override { return "cuda"; }
   const std::vector<LoadedLowering>& lowerings() const override { return lowerings_; }
   const Gpu& gpu() const override { return *gpu_; }
+  Gpu& gpu_for_collectives() { return *gpu_; }
   std::optional<KernelCounters> kernel_counters() const override {
     if (!nvrtc_) return std::nullopt;
     return tally_;
@@ -399,7 +400,7 @@ class CudaDevice : public backend::Device, public CudaReport {
   DevicePtr kept_at_ = 0;  // keep_scalars' slots
   size_t kept_capacity_ = 0;
   std::vector<Kept> kept_;
-  std::vector<float> kept_before_;  // read when the slots grew
+  std::vector<float> kept_before_;                                               // read when the slots grew
   std::map<std::pair<backend::GraphHandle, bool>, Captured> accumulate_graphs_;  // by graph, first microbatch
   mutable Captured scan_graph_;
   Captured update_graph_;
@@ -420,6 +421,11 @@ RealGpuFactory g_real_gpu = nullptr;
 }
 
 void capture_cuda_graphs(bool on) { g_capture_graphs = on; }
+
+Gpu* gpu_of(backend::Device& device) {
+  auto* cuda = dynamic_cast<CudaDevice*>(&device);
+  return cuda ? &cuda->gpu_for_collectives() : nullptr;
+}
 
 void install_real_gpu(RealGpuFactory make) { g_real_gpu = make; }
 

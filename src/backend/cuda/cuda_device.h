@@ -59,6 +59,9 @@ void compile_on_emulated_gpu(bool on);
 // and replays them (on by default; the tests compare both ways).
 void capture_cuda_graphs(bool on);
 
+// The GPU under a cuda device (null for any other device): what NCCL is given.
+Gpu* gpu_of(backend::Device& device);
+
 // The device over `gpu`. A real GPU needs NVRTC (E-DEV-030 without it).
 std::unique_ptr<backend::Device> make_cuda_device_on(std::unique_ptr<Gpu> gpu, Precision precision);
 

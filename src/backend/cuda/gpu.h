@@ -107,6 +107,16 @@ class Gpu {
   virtual GraphExecHandle end_capture() = 0;
   virtual void replay(GraphExecHandle graph) = 0;
 
+  // ---- a collective library on the same stream (NCCL, runtime/nccl_gpu.h) ----
+  // The stream every call is queued on (the driver's CUstream); null when emulated.
+  virtual void* stream_handle() { return nullptr; }
+  // As download, but returns at once: `dst` holds the bytes once idle() has said so.
+  virtual void download_async(void* dst, DevicePtr src, int64_t bytes) { download(dst, src, bytes); }
+  // Whether every call made so far has finished (then download_async's bytes are in place); never waits.
+  virtual bool idle() { return true; }
+  // Makes this GPU's context the calling thread's again (a library that set another device).
+  virtual void make_current() {}
+
   // ---- what the run's report says ----
   virtual int64_t peak_allocated() const = 0;  // the most bytes allocated at once
 };

@@ -102,6 +102,7 @@ SAME_SHAPE(module_load_data, cuModuleLoadData);
 SAME_SHAPE(module_get_function, cuModuleGetFunction);
 SAME_SHAPE(launch_kernel, cuLaunchKernel);
 SAME_SHAPE(stream_create, cuStreamCreate);
+SAME_SHAPE(stream_query, cuStreamQuery);
 SAME_SHAPE(stream_begin_capture, cuStreamBeginCapture_v2);
 SAME_SHAPE(stream_end_capture, cuStreamEndCapture);
 SAME_SHAPE(graph_instantiate, cuGraphInstantiateWithFlags);

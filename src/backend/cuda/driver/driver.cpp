@@ -59,6 +59,7 @@ void bind_driver(Binder& b, DriverApi& a) {
   b(a.stream_create, "cuStreamCreate");
   b(a.stream_destroy, "cuStreamDestroy_v2");
   b(a.stream_synchronize, "cuStreamSynchronize");
+  b(a.stream_query, "cuStreamQuery");
   b(a.event_create, "cuEventCreate");
   b(a.event_destroy, "cuEventDestroy_v2");
   b(a.event_record, "cuEventRecord");

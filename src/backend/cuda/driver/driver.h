@@ -44,6 +44,7 @@ struct DriverApi {
   api::CUresult (*stream_create)(api::CUstream*, unsigned);
   api::CUresult (*stream_destroy)(api::CUstream);
   api::CUresult (*stream_synchronize)(api::CUstream);
+  api::CUresult (*stream_query)(api::CUstream);
   api::CUresult (*event_create)(api::CUevent*, unsigned);
   api::CUresult (*event_destroy)(api::CUevent);
   api::CUresult (*event_record)(api::CUevent, api::CUstream);

@@ -177,6 +177,11 @@ R cuStreamCreate(void** s, unsigned) {
 }
 R cuStreamDestroy_v2(void*) { return 0; }
 R cuStreamSynchronize(void*) { return 0; }
+// The first FAKE_CUDA_BUSY_QUERIES queries answer CUDA_ERROR_NOT_READY (600).
+R cuStreamQuery(void*) {
+  static int busy = env_int("FAKE_CUDA_BUSY_QUERIES", 0);
+  return busy > 0 ? (--busy, 600) : 0;
+}
 R cuEventCreate(void** e, unsigned) {
   static int event;
   *e = &event;

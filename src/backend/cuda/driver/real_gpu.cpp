@@ -49,9 +49,9 @@ class RealGpu final : public Gpu {
     if (lt_handle_) lt_->destroy(lt_handle_);
     for (auto e : graphs_) d_.graph_exec_destroy(e);
     for (auto m : modules_) d_.module_unload(m);
-    if (workspace_) d_.mem_free(workspace_);
     for (auto& [p, bytes] : sizes_) d_.mem_free(p);
     if (staging_) d_.mem_free_host(staging_);
+    if (readback_) d_.mem_free_host(readback_);
     d_.stream_destroy(stream_);
     d_.primary_ctx_release(dev_);
   }
@@ -88,16 +88,16 @@ class RealGpu final : public Gpu {
     sizes_.erase(it);
   }
 
-  // Through the pinned ring: a chunk is reused only after the copies that
-  // read it finished (an event per half of the ring).
+  // Through the pinned ring: staged bytes are only reused after a
+  // synchronize (a download's, or the ring's own when it is full), when the
+  // copies that read them have finished.
   void upload(DevicePtr dst, const void* src, int64_t bytes) override {
     SX_ASSERT(!capturing_, "an upload inside a graph capture would replay the staging's later contents");
     const auto* from = static_cast<const uint8_t*>(src);
     while (bytes > 0) {
       int64_t n = std::min(bytes, kStagingBytes - staged_);
       if (n == 0) {
-        check(d_.stream_synchronize(stream_), "cuStreamSynchronize");
-        staged_ = 0;
+        synchronize();
         continue;
       }
       std::memcpy(staging_ + staged_, from, static_cast<size_t>(n));
@@ -164,7 +164,11 @@ class RealGpu final : public Gpu {
         "cublasLtMatmul");
   }
 
-  void synchronize() override { check(d_.stream_synchronize(stream_), "cuStreamSynchronize"); }
+  void synchronize() override {
+    check(d_.stream_synchronize(stream_), "cuStreamSynchronize");
+    staged_ = 0;  // every copy out of the ring has happened
+    finish_readbacks();
+  }
 
   void begin_capture() override {
     check(d_.stream_begin_capture(stream_, api::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
@@ -188,9 +192,47 @@ class RealGpu final : public Gpu {
     check(d_.graph_launch(graphs_[graph], stream_), "cuGraphLaunch");
   }
 
+  void* stream_handle() override { return stream_; }
+  // Into pinned memory of its own (the copy is the stream's), moved to `dst` by idle().
+  void download_async(void* dst, DevicePtr src, int64_t bytes) override {
+    SX_ASSERT(!capturing_, "a download inside a graph capture");
+    if (readback_used_ + bytes > readback_bytes_) {  // a larger buffer, once the copies into this one are done
+      synchronize();
+      finish_readbacks();
+      if (readback_) d_.mem_free_host(readback_);
+      void* host = nullptr;
+      readback_bytes_ = std::max<int64_t>(2 * readback_bytes_, bytes);
+      check(d_.mem_host_alloc(&host, static_cast<size_t>(readback_bytes_), api::kMemHostAllocPortable),
+            "cuMemHostAlloc");
+      readback_ = static_cast<uint8_t*>(host);
+    }
+    check(d_.memcpy_dtoh_async(readback_ + readback_used_, src, static_cast<size_t>(bytes), stream_),
+          "cuMemcpyDtoHAsync");
+    readbacks_.push_back({dst, readback_used_, bytes});
+    readback_used_ += bytes;
+  }
+  bool idle() override {
+    api::CUresult r = d_.stream_query(stream_);
+    if (r == api::CUDA_ERROR_NOT_READY) return false;
+    check(r, "cuStreamQuery");
+    finish_readbacks();
+    return true;
+  }
+  void make_current() override { check(d_.ctx_set_current(ctx_), "cuCtxSetCurrent"); }
+
   int64_t peak_allocated() const override { return peak_; }
 
  private:
+  struct Readback {
+    void* dst;
+    int64_t at, bytes;
+  };
+  void finish_readbacks() {
+    for (const Readback& r : readbacks_) std::memcpy(r.dst, readback_ + r.at, static_cast<size_t>(r.bytes));
+    readbacks_.clear();
+    readback_used_ = 0;
+  }
+
   struct Plan {
     LtGemm lt;
     api::cublasLtMatmulDesc_t desc = nullptr;
@@ -214,7 +256,7 @@ class RealGpu final : public Gpu {
   }
 
   DevicePtr own_workspace() {
-    if (!workspace_) check(d_.mem_alloc(&workspace_, kCublasLtWorkspaceBytes), "cuMemAlloc (cuBLASLt workspace)");
+    if (!workspace_) workspace_ = alloc(kCublasLtWorkspaceBytes);  // counted in the peak, as the plan counts it
     return workspace_;
   }
 
@@ -304,6 +346,9 @@ class RealGpu final : public Gpu {
   api::CUdeviceptr workspace_ = 0;
   uint8_t* staging_ = nullptr;
   int64_t staged_ = 0;
+  uint8_t* readback_ = nullptr;  // download_async's pinned memory
+  int64_t readback_bytes_ = 0, readback_used_ = 0;
+  std::vector<Readback> readbacks_;
   bool capturing_ = false;
   std::unordered_map<DevicePtr, int64_t> sizes_;
   int64_t allocated_ = 0, peak_ = 0;

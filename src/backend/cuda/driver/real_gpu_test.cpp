@@ -60,6 +60,29 @@ TEST(RealGpu, UploadsDownloadsCopiesAndSetsThroughTheStream) {
   gpu->free(b), gpu->free(c);
 }
 
+// For NCCL's copies back: queued, and in place only once the stream says it is idle.
+TEST(RealGpu, AsyncDownloadsArriveWhenTheStreamIsIdle) {
+  setenv("FAKE_CUDA_BUSY_QUERIES", "2", 1);  // read by the fake at its first cuStreamQuery
+  auto gpu = make_real_gpu(fake_driver(), nullptr, fake_device());
+  EXPECT_NE(gpu->stream_handle(), nullptr);
+  std::vector<float> host(8, 3.0f), back(8, 0.0f);
+  DevicePtr p = gpu->alloc(32);
+  gpu->upload(p, host.data(), 32);
+  gpu->download_async(back.data(), p, 32);
+  EXPECT_FALSE(gpu->idle());
+  EXPECT_FALSE(gpu->idle());
+  EXPECT_EQ(back, std::vector<float>(8, 0.0f)) << "moved before the stream finished";
+  EXPECT_TRUE(gpu->idle());
+  EXPECT_EQ(back, host);
+  std::vector<float> big(1 << 16, 5.0f), big_back(big.size());  // past the first buffer: it grows
+  DevicePtr q = gpu->alloc(static_cast<int64_t>(big.size()) * 4);
+  gpu->upload(q, big.data(), static_cast<int64_t>(big.size()) * 4);
+  gpu->download_async(back.data(), p, 32);
+  gpu->download_async(big_back.data(), q, static_cast<int64_t>(big.size()) * 4);
+  EXPECT_TRUE(gpu->idle());
+  EXPECT_EQ(big_back, big);
+}
+
 TEST(RealGpu, UploadsLargerThanTheStagingGoThroughItInTurns) {
   auto gpu = make_real_gpu(fake_driver(), nullptr, fake_device());
   const int64_t n = (kStagingBytes + kStagingBytes / 2) / 4 + 3;  // one and a half times the ring, and a bit
