@@ -1,4 +1,6 @@
 // sexpgpu run FILE [selection] [--device] [--metrics] [--status] [--checkpoint-dir] [--resume] [--json]
+#include <fmt/ranges.h>
+
 #include "cli/cmd_bundle.h"
 #include "cli/commands.h"
 #include "runtime/communicator.h"
@@ -46,11 +48,15 @@ ExitStatus cmd_run(const ParsedArgs& args) {
         fmt::format("SEXPGPU_NODES is {}: this sexpgpu was built without Gloo and cannot run across nodes",
                     req.env.nodes),
         "rebuild with libgloo-dev installed, or unset SEXPGPU_NODES (or set it to 1) to train on this machine alone");
-  if (req.env.nodes > 1 && req.env.device != Device::cpu)
+  // A GPU node trains on one GPU: its gradient crosses to the other nodes
+  // with Gloo through the host, as a CPU node's does.
+  if (req.env.nodes > 1 && req.env.device == Device::cuda && req.env.devices.size() > 1)
     throw UserError(Code::NODE_007, {},
-                    fmt::format("SEXPGPU_NODES is {}: device {} cannot exchange its gradients with other nodes yet",
-                                req.env.nodes, to_string(req.env.device)),
-                    "train on several nodes with --device cpu");
+                    fmt::format("SEXPGPU_NODES is {}, and this node would train on {} GPUs ({}): a node of several "
+                                "GPUs cannot exchange with other nodes yet",
+                                req.env.nodes, req.env.devices.size(), fmt::join(req.env.devices, ",")),
+                    "give each node one GPU (SEXPGPU_DEVICES=0), or train on the GPUs of one machine without "
+                    "SEXPGPU_NODES");
   req.selection = selection_for(x, args, req.env);
   req.json = args.has("--json");
   return static_cast<ExitStatus>(run_session(req));

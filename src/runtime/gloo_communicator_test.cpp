@@ -134,6 +134,9 @@ TEST(NodeHello, DifferencesNameTheKnobAndBothValues) {
   EXPECT_EQ(hello_differences(a, b)[0], "the graph is g2 on node 1 but g1 on node 0");
   b["gradients"] = "bf16";
   EXPECT_EQ(hello_differences(a, b)[0], "SEXPGPU_NODE_GRADIENTS is bf16 on node 1 but f32 on node 0");
+  b["gradients"] = "f32";
+  a["device"] = "cpu", b["device"] = "cuda";  // a node's numbers are its device's
+  EXPECT_EQ(hello_differences(a, b)[0], "the device is cuda on node 1 but cpu on node 0");
 }
 
 TEST(Bf16, HalvesRoundToNearestEven) {

@@ -20,7 +20,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // Raised when the hello changes meaning.
-constexpr int kProtocol = 1;
+constexpr int kProtocol = 2;  // 2: the device
 
 std::string fresh_attempt() {
   std::random_device rd;
@@ -42,6 +42,7 @@ Json hello_json(const NodeSetup& setup, const NodeHello& h, const std::string& a
           {"version", SEXPGPU_VERSION},
           {"nodes", setup.nodes},
           {"gradients", std::string(to_string(h.gradients))},
+          {"device", h.device},
           {"resume", h.resume},
           {"slug", h.slug},
           {"knobs", knobs},
@@ -67,6 +68,7 @@ std::vector<std::string> hello_differences(const Json& node0, const Json& other)
   differ("version", "the sexpgpu version");
   differ("nodes", "SEXPGPU_NODES");
   differ("gradients", "SEXPGPU_NODE_GRADIENTS");
+  differ("device", "the device");
   differ("resume", "--resume");
   const Json& k0 = node0.at("knobs");
   const Json& k1 = other.at("knobs");
@@ -126,6 +128,7 @@ NodeHello node_hello(const Experiment& x, const std::string& graph_hash, const E
   for (const auto& k : manifest_json(x))
     hello.knobs.emplace_back(k.at("name").get<std::string>(), k.at("value").dump());
   hello.gradients = env.node_gradients;
+  hello.device = std::string(to_string(env.device));
   // Whether (not where) the nodes resume: node 0 reads the checkpoint for all of them.
   hello.resume = !env.resume ? "-" : env.resume->latest ? "latest" : "a checkpoint";
   return hello;

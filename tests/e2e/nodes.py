@@ -40,11 +40,11 @@ def finish(procs, timeout=300):
     return out
 
 
-def one_process(name, micro, steps=None):
+def one_process(name, micro, steps=None, device_args=(), env=None):
     """One process with `micro` microbatches: its records and final checkpoint files."""
     ck, m = os.path.join(TMP, name + "-ck"), os.path.join(TMP, name + ".jsonl")
-    args = ["run", SX, "--set", f"micro={micro}", "--checkpoint-dir", ck, "--metrics", "jsonl:" + m]
-    run(*args, *(["--steps", str(steps)] if steps else []), env={"SEXPGPU_THREADS": "1"})
+    args = ["run", SX, "--set", f"micro={micro}", "--checkpoint-dir", ck, "--metrics", "jsonl:" + m, *device_args]
+    run(*args, *(["--steps", str(steps)] if steps else []), env={"SEXPGPU_THREADS": "1", **(env or {})})
     return latest_records(m), final_files(ck)
 
 
@@ -90,6 +90,26 @@ def case_nodes_equal_one_process():
             expect(("step 12/12 loss" in err) == (r == 0), f"node {r}:\n{err}")
         same_numbers(latest_records(m), want, f"{nodes} nodes")
         expect(final_files(ck) == want_files, f"{nodes} nodes: the final checkpoint's tensors differ")
+
+
+def case_nodes_cuda_equal_one_process():
+    """Nodes on --device cuda (the emulated GPU here), one GPU each, their gradients crossing with Gloo through the
+    host: 2 nodes of one microbatch end with the bits of one cuda process of 2; a node of several GPUs is refused
+    before anything runs (E-NODE-007)."""
+    emulate = {"SEXPGPU_CUDA_EMULATE": "1"}
+    want, want_files = one_process("one-cuda-2", 2, device_args=("--device", "cuda"), env=emulate)
+    ck, m = os.path.join(TMP, "cuda-nodes-ck"), os.path.join(TMP, "cuda-nodes.jsonl")
+    res = finish(start_nodes(2, ["--device", "cuda", "--checkpoint-dir", ck, "--metrics", "jsonl:" + m],
+                             extra=emulate))
+    for r, (rc, out, err) in enumerate(res):
+        expect(rc == 0, f"node {r}: exit {rc}\n{err}")
+        expect(re.search(rf"^run: {SX} slug nodes device cuda .* node {r}/2$", err, re.M), err)
+    same_numbers(latest_records(m), want, "2 cuda nodes")
+    expect(final_files(ck) == want_files, "2 cuda nodes: the final checkpoint's tensors differ")
+    p = run("run", SX, "--device", "cuda", env={**node_env(0, 2, free_port()), "SEXPGPU_CUDA_EMULATE": "2"},
+            check_rc=2)
+    expect(p.stderr.startswith("error[E-NODE-007]: SEXPGPU_NODES is 2, and this node would train on 2 GPUs (0,1)"),
+           p.stderr)
 
 
 def case_nodes_bf16_and_other_splits():
