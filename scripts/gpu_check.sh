@@ -21,12 +21,13 @@
 #   ceilings    the bf16 GEMM and device copy ceilings (PyTorch, same machine)
 #   device      whether `run --device cuda` opens the real device; if it is
 #               refused, every stage below that needs it says so and runs nothing
-#   ops         every op on the real device against the CPU (the ops tests)
 #   train       tiny and small runs, cuda against cpu (f32 1e-5 relative)
 #   repeat      two cuda runs: the same loss, bit for bit, at every step
 #   gpt2        GPT-2 small, bf16, tokens/s and MFU: sexpgpu
-#   torch       the same with PyTorch eager (SDPA flash), then torch.compile
-#               if the time allows
+#   torch       the same with PyTorch eager (SDPA flash)
+#   ops         every op on the real device against the reference (the ops
+#               tests with SEXPGPU_CUDA_EMULATE=0: f32 1e-5, tf32 1e-3, bf16 1e-2)
+#   torch-compile  torch.compile, if the time allows
 #   table       every stage's outcome and the speed table, printed last
 # The whole run ends within --budget seconds (default 360: under the 8
 # minutes the issue allows, and short enough that a lease of 15 minutes holds
@@ -350,11 +351,12 @@ stage ceilings 40 measure_ceilings
 if ! stage device 30 device_probe && (( !dry )); then
   device_refusal="$(grep -m1 -E '^error\[' "$work/device.out" || tail -n 1 "$work/device.out")"
 fi
-device_stage ops 90 ops
+# The headline figures first; the ops (NVRTC compiles each case's kernels) with what is left.
 device_stage train 60 train_against_cpu
 device_stage repeat 40 repeat_bits
 device_stage gpt2 70 gpt2_sexpgpu
 stage torch 70 torch_side eager
+device_stage ops 90 ops
 if (( dry )) || (( deadline - $(date +%s) > 150 )); then
   stage torch-compile 140 torch_side compile
 else
