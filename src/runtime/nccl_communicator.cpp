@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
+#include <future>
+#include <thread>
+
 #include "util/error.h"
 
 namespace sx {
@@ -71,6 +75,44 @@ class NcclCommunicator final : public Communicator {
 };
 
 }  // namespace
+
+std::unique_ptr<Communicator> make_nccl_node_communicator(const nccl::Api& api, Communicator& nodes, NcclDevice& device,
+                                                          double timeout_s) {
+  nccl::UniqueId id{};
+  if (nodes.leads())
+    if (nccl::Result r = api.get_unique_id(&id); r != nccl::kSuccess)
+      throw UserError(Code::NODE_011, {}, fmt::format("ncclGetUniqueId failed on node 0: {}", api.get_error_string(r)),
+                      "check that node 0's GPU and network are up (nvidia-smi), or train the nodes on the cpu");
+  nodes.broadcast(&id, sizeof id, 0);
+  // On a thread of its own, so that a node that never comes is a bounded wait; a lost init is left to it.
+  struct Init {
+    nccl::Comm comm = nullptr;
+    nccl::Result result = nccl::kSuccess;
+  };
+  auto done = std::make_shared<std::promise<Init>>();
+  std::future<Init> init = done->get_future();
+  const nccl::Api* a = &api;
+  const int n = nodes.size(), rank = nodes.rank();
+  std::thread([a, done, n, id, rank] {
+    Init i;
+    i.result = a->comm_init_rank(&i.comm, n, id, rank);
+    done->set_value(i);
+  }).detach();
+  if (init.wait_for(std::chrono::duration<double>(timeout_s)) != std::future_status::ready)
+    throw UserError(Code::NODE_011, {},
+                    fmt::format("ncclCommInitRank of node {} of {} did not finish within SEXPGPU_NODE_TIMEOUT ({} s): "
+                                "a node did not join NCCL",
+                                rank, n, timeout_s),
+                    "check that every node reaches the others' GPUs' network (NCCL_SOCKET_IFNAME), and raise "
+                    "SEXPGPU_NODE_TIMEOUT if a node is only slow");
+  Init i = init.get();
+  if (i.result != nccl::kSuccess)
+    throw UserError(
+        Code::NODE_011, {},
+        fmt::format("ncclCommInitRank of node {} of {} failed: {}", rank, n, api.get_error_string(i.result)),
+        "check that every node reaches the others' GPUs' network (NCCL_SOCKET_IFNAME)");
+  return std::make_unique<NcclCommunicator>(api, i.comm, rank, n, device, timeout_s);
+}
 
 std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const nccl::Api& api,
                                                                    const std::vector<int>& ordinals,

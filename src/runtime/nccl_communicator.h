@@ -35,4 +35,12 @@ std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const nccl::A
                                                                    const std::vector<NcclDevice*>& devices,
                                                                    double timeout_s);
 
+// Several GPU nodes of one GPU each: this node's rank of an NCCL
+// communicator over the nodes of `nodes` (Gloo), bootstrapped through it —
+// node 0's ncclGetUniqueId broadcast to every node, then ncclCommInitRank,
+// which waits for every node: bounded by the timeout (E-NODE-011), since
+// NCCL's own bootstrap may wait for a node that never comes.
+std::unique_ptr<Communicator> make_nccl_node_communicator(const nccl::Api& api, Communicator& nodes, NcclDevice& device,
+                                                          double timeout_s);
+
 }  // namespace sx

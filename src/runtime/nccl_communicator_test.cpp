@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/inprocess_communicator.h"
 #include "runtime/nccl_gpu.h"
 #include "util/error.h"
 
@@ -211,6 +212,59 @@ TEST(NcclCommunicator, OverTheCudaDevicesGpusRanksSumInRankOrder) {
     for (auto& f : ranks) f.get();
   }
   EXPECT_EQ(g_clique.destroyed, 3);
+}
+
+// GPU nodes: node 0's unique id reaches every node through the nodes' own
+// communicator, each node joins with its rank, and the exchange sums in rank
+// order; an init that never finishes (a node that never joins) is E-NODE-011
+// at the timeout.
+std::atomic<bool> g_release_init{false};
+nccl::UniqueId g_ids[3];
+TEST(NcclCommunicator, NodesBootstrapThroughTheirCommunicatorAndSumInRankOrder) {
+  nccl::Api api = fake_nccl();
+  api.get_unique_id = [](nccl::UniqueId* id) {
+    for (size_t i = 0; i < sizeof id->internal; ++i) id->internal[i] = static_cast<char>(i * 7 + 1);
+    return nccl::kSuccess;
+  };
+  api.comm_init_rank = [](nccl::Comm* comm, int n, nccl::UniqueId id, int rank) {
+    EXPECT_EQ(n, 3);
+    g_ids[rank] = id;
+    *comm = comm_of(rank);
+    return nccl::kSuccess;
+  };
+  g_clique.reset(3);
+  auto nodes = make_inprocess_communicators(3, 30);
+  std::vector<FakeGpu> gpus{FakeGpu(0), FakeGpu(1), FakeGpu(2)};
+  std::vector<std::future<void>> ranks;
+  for (int r = 0; r < 3; ++r)
+    ranks.push_back(std::async(std::launch::async, [&, r] {
+      auto c = make_nccl_node_communicator(api, *nodes[static_cast<size_t>(r)], gpus[static_cast<size_t>(r)], 30);
+      EXPECT_EQ(c->rank(), r);
+      float v[2] = {r == 0 ? 1e8f : r == 1 ? 1.0f : -1e8f, 0.25f};
+      c->all_reduce_sum(v, 2);
+      EXPECT_EQ(bits(v[0]), bits(0.0f));
+      EXPECT_EQ(v[1], 0.75f);
+    }));
+  for (auto& f : ranks) f.get();
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(std::memcmp(&g_ids[r], &g_ids[0], sizeof g_ids[0]), 0) << r;
+  EXPECT_EQ(g_ids[0].internal[1], 8);
+
+  api.comm_init_rank = [](nccl::Comm*, int, nccl::UniqueId, int) {
+    while (!g_release_init) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return nccl::kInternalError;
+  };
+  auto alone = make_inprocess_communicators(1, 30);
+  const auto start = Clock::now();
+  try {
+    make_nccl_node_communicator(api, *alone[0], gpus[0], 0.2);
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.code(), Code::NODE_011);
+    EXPECT_NE(std::string(e.what()).find("ncclCommInitRank of node 0 of 1 did not finish within"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  g_release_init = true;  // the abandoned init ends
 }
 
 TEST(NcclCommunicator, AFailedInitIsENode011NamingTheDevices) {

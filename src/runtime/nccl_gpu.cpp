@@ -42,5 +42,4 @@ class GpuForNccl final : public NcclDevice {
 }  // namespace
 
 std::unique_ptr<NcclDevice> nccl_device_on(cuda::Gpu& gpu) { return std::make_unique<GpuForNccl>(gpu); }
-
 }  // namespace sx

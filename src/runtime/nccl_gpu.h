@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "backend/cuda/gpu.h"
+#include "backend/device.h"
 #include "runtime/nccl_communicator.h"
 
 namespace sx {
@@ -13,5 +14,14 @@ namespace sx {
 // `gpu` must outlive it; it is used from the thread that drives the GPU.
 // Its staging buffers are the GPU's until the GPU ends.
 std::unique_ptr<NcclDevice> nccl_device_on(cuda::Gpu& gpu);
+
+// Nodes of one real GPU each: this node's GPU (the cuda device `device`, on
+// this thread) in an NCCL communicator over the nodes of `nodes`, found
+// (E-NODE-010) and bootstrapped through it (make_nccl_node_communicator).
+struct NcclNodes {
+  std::unique_ptr<NcclDevice> device;
+  std::unique_ptr<Communicator> comm;
+};
+NcclNodes nccl_across_nodes(Communicator& nodes, backend::Device& device, double timeout_s);
 
 }  // namespace sx

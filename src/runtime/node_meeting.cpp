@@ -38,18 +38,12 @@ std::string ranks_text(const std::vector<int>& ranks) {
 Json hello_json(const NodeSetup& setup, const NodeHello& h, const std::string& address) {
   Json knobs = Json::object();
   for (const auto& [name, value] : h.knobs) knobs[name] = value;
-  return {{"protocol", kProtocol},
-          {"version", SEXPGPU_VERSION},
-          {"nodes", setup.nodes},
-          {"gradients", std::string(to_string(h.gradients))},
-          {"device", h.device},
-          {"resume", h.resume},
-          {"slug", h.slug},
-          {"knobs", knobs},
-          {"graph", h.graph},
-          {"rank", setup.rank},
-          {"address", address},
-          {"pid", static_cast<int64_t>(getpid())}};
+  return {{"protocol", kProtocol}, {"version", SEXPGPU_VERSION},
+          {"nodes", setup.nodes},  {"gradients", std::string(to_string(h.gradients))},
+          {"device", h.device},    {"resume", h.resume},
+          {"slug", h.slug},        {"knobs", knobs},
+          {"graph", h.graph},      {"rank", setup.rank},
+          {"address", address},    {"pid", static_cast<int64_t>(getpid())}};
 }
 
 std::string value_text(const Json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }

@@ -22,7 +22,7 @@ struct NodeHello {
   std::vector<std::pair<std::string, std::string>> knobs;  // the selection: name, value (JSON text)
   GradientPrecision gradients = GradientPrecision::f32;
   std::string device = "cpu";  // --device: a node's numbers are its device's
-  std::string resume;  // --resume as given ("-": none): node 0 sends what it reads
+  std::string resume;          // --resume as given ("-": none): node 0 sends what it reads
 };
 
 struct Experiment;

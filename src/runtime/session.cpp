@@ -19,6 +19,7 @@
 #include "runtime/device_group.h"
 #include "runtime/feed.h"
 #include "runtime/init_from.h"
+#include "runtime/nccl_gpu.h"
 #include "runtime/node_meeting.h"
 #include "runtime/node_resume.h"
 #include "runtime/node_step.h"
@@ -132,7 +133,14 @@ class Session {
     report_.set_node(comm_->rank(), comm_->size());
   }
 
-  void open_device() { group_ = open_devices(device_name_, c_, base_dir(), req_.env, dev_); }
+  void open_device() {
+    group_ = open_devices(device_name_, c_, base_dir(), req_.env, dev_);
+    // Nodes on real GPUs: the step's exchange over NCCL, bootstrapped through the nodes' Gloo.
+    if (comm_->size() > 1 && req_.env.device == Device::cuda && req_.env.cuda_emulate == 0) {
+      nccl_nodes_ = nccl_across_nodes(*comm_, *dev_.device, req_.env.node_timeout_s);
+      exchange_.emplace(*nccl_nodes_.comm, req_.env.node_gradients);
+    }
+  }
 
   std::string base_dir() const { return std::filesystem::path(req_.file).parent_path().string(); }
 
@@ -479,6 +487,7 @@ class Session {
   Compiled c_;
   Experiment* x_ = nullptr;
   RunDevice dev_;
+  NcclNodes nccl_nodes_;                // GPU nodes: the step's exchange over NCCL (ended before dev_)
   std::unique_ptr<DeviceGroup> group_;  // several GPUs: ranks 1 ... (rank 0 is dev_)
   std::map<std::string, std::unique_ptr<TrainFeed>> train_feeds_;
   std::vector<std::unique_ptr<PassFeed>> pass_feeds_;

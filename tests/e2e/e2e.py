@@ -5,7 +5,7 @@
     UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
 The S3 cases are in s3.py; what both share is in harness.py.
 """
-import json, os, re, signal, subprocess, time
+import json, os, re, shutil, signal, subprocess, time
 
 from harness import (REPO, SEXPGPU, TMP, clean_env, expect, fail, golden, jsonl, latest_records, main,
                      mask_times, run, steps_written)
@@ -310,16 +310,24 @@ def case_crash_safety():
     m = os.path.join(TMP, "crash.jsonl")
     rng = random.Random(1234)
     kills = 0
+    ref = REF_SECONDS
     deadline = time.time() + 90
     while time.time() < deadline and kills < 12:
         p = start(["--checkpoint-dir", ck, "--resume", "latest", "--set", "checkpoint-every=1"], m)
-        time.sleep(rng.uniform(0.05, 0.8) * REF_SECONDS)
+        time.sleep(rng.uniform(0.05, 0.8) * ref)
         if p.poll() is None:
             p.kill()
             kills += 1
         p.communicate()
         if p.returncode == 0:
-            break
+            if kills >= 3:
+                break
+            # It ended before enough kills landed (the reference run was slowed by the machine's load): start
+            # over, killing sooner.
+            ref, kills = ref / 2, 0
+            shutil.rmtree(ck, ignore_errors=True)
+            if os.path.exists(m):
+                os.remove(m)
     p = start(["--checkpoint-dir", ck, "--resume", "latest", "--set", "checkpoint-every=1"], m)
     out, err = p.communicate(timeout=120)
     expect(p.returncode == 0, err)
