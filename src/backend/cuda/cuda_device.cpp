@@ -72,6 +72,38 @@ struct SmallKernel {
   }
 };
 
+// One element stored as `t` at `p`, as an output of a float (`float_out`) or
+// an integer dtype holds it: ref::Tensor's f or i.
+struct Element {
+  float f = 0;
+  int32_t i = 0;
+};
+Element element_at(kir::Type t, const uint8_t* p, bool float_out) {
+  Element e;
+  if (t == kir::Type::i32) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    if (float_out)
+      e.f = static_cast<float>(v);
+    else
+      e.i = v;
+    return e;
+  }
+  float v;
+  if (t == kir::Type::bf16) {
+    uint16_t h16;
+    std::memcpy(&h16, p, 2);
+    v = kir::from_bf16_bits(h16);
+  } else {
+    std::memcpy(&v, p, 4);
+  }
+  if (float_out)
+    e.f = v;
+  else
+    e.i = static_cast<int32_t>(v);
+  return e;
+}
+
 // A kernel of the device's own (not a graph's) and its compiled code, when the GPU runs code.
 struct DeviceKernel {
   kir::Kernel k;
@@ -203,7 +235,7 @@ class CudaDevice : public backend::Device, public CudaReport {
     for (Call& c : l.calls)
       if (c.rng_word >= 0) l.words[static_cast<size_t>(c.rng_word)] = rng_offset;
     if (l.scalars) gpu_->upload(l.scalars, l.words.data(), static_cast<int64_t>(l.words.size()) * 8);
-    as_graph(l.captured, l.runs, [&] {
+    as_graph(l.captured, [&] {
       for (Call& c : l.calls) {
         if (c.is_gemm)
           gpu_->gemm(c.gemm_call);
@@ -221,32 +253,17 @@ class CudaDevice : public backend::Device, public CudaReport {
   ref::Tensor<float> read(backend::GraphHandle h, NodeId id) const override {
     const LoadedGraph& l = graphs_.at(static_cast<size_t>(h));
     const Node& n = l.g->node(id);
-    NodeId s = storage_of(*l.g, *l.p, id);
-    kir::Type t = l.g->node(s).op == Op::Param ? kir::Type::f32 : value_type(l.g->node(s));
+    const auto [s, t] = stored(l, id);
     int64_t count = n.shape.numel();
     std::vector<uint8_t> bytes(static_cast<size_t>(count * kir::type_bytes(t)));
     gpu_->download(bytes.data(), l.where.at(s), static_cast<int64_t>(bytes.size()));
     ref::Tensor<float> out = ref::Tensor<float>::zeros(n.dtype, n.shape);
     for (int64_t i = 0; i < count; ++i) {
-      if (t == kir::Type::i32) {
-        int32_t v;
-        std::memcpy(&v, &bytes[i * 4], 4);
-        if (is_float(n.dtype))
-          out.f[i] = static_cast<float>(v);
-        else
-          out.i[i] = v;
-      } else {
-        uint16_t h16;
-        float v;
-        if (t == kir::Type::bf16)
-          std::memcpy(&h16, &bytes[i * 2], 2), v = kir::from_bf16_bits(h16);
-        else
-          std::memcpy(&v, &bytes[i * 4], 4);
-        if (is_float(n.dtype))
-          out.f[i] = v;
-        else
-          out.i[i] = static_cast<int32_t>(v);
-      }
+      Element e = element_at(t, &bytes[static_cast<size_t>(i * kir::type_bytes(t))], is_float(n.dtype));
+      if (is_float(n.dtype))
+        out.f[i] = e.f;
+      else
+        out.i[i] = e.i;
     }
     return out;
   }
@@ -255,8 +272,7 @@ class CudaDevice : public backend::Device, public CudaReport {
   void keep_scalars(backend::GraphHandle h, const std::vector<NodeId>& ids) override {
     const LoadedGraph& l = graphs_.at(static_cast<size_t>(h));
     for (NodeId id : ids) {
-      const NodeId s = storage_of(*l.g, *l.p, id);
-      const kir::Type t = l.g->node(s).op == Op::Param ? kir::Type::f32 : value_type(l.g->node(s));
+      const auto [s, t] = stored(l, id);
       if (kept_.size() == kept_capacity_) grow_kept();
       gpu_->copy(kept_at_ + static_cast<DevicePtr>(kept_.size()) * 4, l.where.at(s), kir::type_bytes(t));
       kept_.push_back({t, is_float(l.g->node(id).dtype)});
@@ -310,6 +326,11 @@ class CudaDevice : public backend::Device, public CudaReport {
     for (size_t i = 0; i < values.size(); ++i) bits[i] = kir::to_bf16_bits(values[i]);
     gpu_->upload(m.copy, bits.data(), m.elements * 2);
   }
+  // Where `id`'s values are in `l`'s memory, and their element type there.
+  static std::pair<NodeId, kir::Type> stored(const LoadedGraph& l, NodeId id) {
+    const NodeId s = storage_of(*l.g, *l.p, id);
+    return {s, l.g->node(s).op == Op::Param ? kir::Type::f32 : value_type(l.g->node(s))};
+  }
   // `scalars`: where the kernel's scalar words are (uploaded by the caller), 0 when it has none.
   void launch(const DeviceKernel& k, std::vector<DevicePtr> buffers, DevicePtr scalars = 0) const {
     SX_ASSERT(k.k.scalars.empty() == (scalars == 0), "a device kernel launched without its scalars' words");
@@ -324,22 +345,17 @@ class CudaDevice : public backend::Device, public CudaReport {
   // (kernels compile at their first launch), captured as one CUDA graph the
   // second, and replayed from then on. `calls` makes launches, products and
   // memsets only: what varies (inputs, scalar words) is uploaded before.
-  struct Captured {
-    GraphExecHandle exec = -1;
-    int64_t runs = 0;
-  };
-  void as_graph(GraphExecHandle& exec, int64_t& runs, const std::function<void()>& calls) const {
-    if (exec < 0 && (runs++ == 0 || !g_capture_graphs)) return calls();
-    if (exec < 0) {
+  void as_graph(Captured& c, const std::function<void()>& calls) const {
+    if (c.exec < 0 && (c.runs++ == 0 || !g_capture_graphs)) return calls();
+    if (c.exec < 0) {
       gpu_->begin_capture();
       calls();
-      exec = gpu_->end_capture();
+      c.exec = gpu_->end_capture();
       ++graphs_tally_.captured;
     }
-    gpu_->replay(exec);
+    gpu_->replay(c.exec);
     ++graphs_tally_.replays;
   }
-  void as_graph(Captured& c, const std::function<void()>& calls) const { as_graph(c.exec, c.runs, calls); }
   struct Kept {
     kir::Type type;
     bool float_out;  // else an integer output, as float
@@ -349,21 +365,8 @@ class CudaDevice : public backend::Device, public CudaReport {
     std::vector<uint8_t> bytes(kept_.size() * 4);
     if (!kept_.empty()) gpu_->download(bytes.data(), kept_at_, static_cast<int64_t>(bytes.size()));
     for (size_t i = 0; i < kept_.size(); ++i) {
-      const uint8_t* p = &bytes[i * 4];
-      float v;
-      if (kept_[i].type == kir::Type::i32) {
-        int32_t x;
-        std::memcpy(&x, p, 4);
-        v = static_cast<float>(x);
-      } else {
-        uint16_t h16;
-        if (kept_[i].type == kir::Type::bf16)
-          std::memcpy(&h16, p, 2), v = kir::from_bf16_bits(h16);
-        else
-          std::memcpy(&v, p, 4);
-        if (!kept_[i].float_out) v = static_cast<float>(static_cast<int32_t>(v));
-      }
-      out.push_back(v);
+      Element e = element_at(kept_[i].type, &bytes[i * 4], kept_[i].float_out);
+      out.push_back(kept_[i].float_out ? e.f : static_cast<float>(e.i));  // as scalar() gives it
     }
     kept_.clear();
   }

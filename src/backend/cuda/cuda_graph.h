@@ -13,6 +13,13 @@
 
 namespace sx::cuda {
 
+// A sequence of calls the device makes again and again, as a CUDA graph
+// once it has run (cuda_device.cpp's as_graph).
+struct Captured {
+  GraphExecHandle exec = -1;
+  int64_t runs = 0;
+};
+
 // One call of a step, in order.
 struct Call {
   bool is_gemm = false;
@@ -38,8 +45,7 @@ struct LoadedGraph {
   // before each run: what a replay of the captured calls reads.
   std::vector<uint64_t> words;
   DevicePtr scalars = 0;
-  GraphExecHandle captured = -1;  // the calls as one graph, from the second run on
-  int64_t runs = 0;
+  Captured captured;  // the calls as one graph, from the second run on
 };
 
 // Where the device keeps what outlives a graph.
