@@ -102,8 +102,8 @@ class Device {
   // ---- several nodes (runtime/node_step.h) ----------------------------------------
   // The step's gradient as one vector, every parameter in model-path order:
   // read after the last accumulate_gradients, written back summed over the
-  // nodes before first_nonfinite_gradient() and update(). A device that
-  // cannot yet answers E-NODE-007.
+  // nodes (or GPUs) before first_nonfinite_gradient() and update(). A device
+  // that cannot answers E-NODE-007.
   virtual size_t step_gradient_size() const;
   virtual void read_step_gradient(float* out) const;
   virtual void write_step_gradient(const float* in);

@@ -29,9 +29,8 @@ constexpr Registered kDevices[] = {{"cpu", make_cpu_device}, {"ref", make_ref_de
 
 namespace {
 [[noreturn]] void no_node_gradients(std::string_view device) {
-  throw UserError(Code::NODE_007, {},
-                  fmt::format("device {} cannot exchange its gradients with other nodes yet", device),
-                  "train on several nodes with --device cpu");
+  throw UserError(Code::NODE_007, {}, fmt::format("device {} cannot exchange its gradients with other nodes", device),
+                  "train on several nodes with --device cpu or --device cuda");
 }
 }  // namespace
 

@@ -48,15 +48,6 @@ ExitStatus cmd_run(const ParsedArgs& args) {
         fmt::format("SEXPGPU_NODES is {}: this sexpgpu was built without Gloo and cannot run across nodes",
                     req.env.nodes),
         "rebuild with libgloo-dev installed, or unset SEXPGPU_NODES (or set it to 1) to train on this machine alone");
-  // A GPU node trains on one GPU: its gradient crosses to the other nodes
-  // with Gloo through the host, as a CPU node's does.
-  if (req.env.nodes > 1 && req.env.device == Device::cuda && req.env.devices.size() > 1)
-    throw UserError(Code::NODE_007, {},
-                    fmt::format("SEXPGPU_NODES is {}, and this node would train on {} GPUs ({}): a node of several "
-                                "GPUs cannot exchange with other nodes yet",
-                                req.env.nodes, req.env.devices.size(), fmt::join(req.env.devices, ",")),
-                    "give each node one GPU (SEXPGPU_DEVICES=0), or train on the GPUs of one machine without "
-                    "SEXPGPU_NODES");
   req.selection = selection_for(x, args, req.env);
   req.json = args.has("--json");
   return static_cast<ExitStatus>(run_session(req));

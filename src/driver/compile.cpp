@@ -59,6 +59,13 @@ Compiled compile(const std::string& file, const Selection& sel, const CompileOpt
                                 run.name, run.batch, options.nodes, run.microbatches, options.nodes, run.microbatches,
                                 options.nodes * run.microbatches),
                     "choose a :batch that is a multiple of SEXPGPU_NODES x :microbatches");
+  if (const int64_t shares = run.microbatches * options.nodes * options.gpus; run.batch % shares != 0)
+    throw UserError(Code::NODE_005, {},
+                    fmt::format("defrun `{}`: :batch {} does not divide over {} nodes of {} GPUs of :microbatches {} "
+                                "({} x {} x {} = {} shares)",
+                                run.name, run.batch, options.nodes, options.gpus, run.microbatches, options.nodes,
+                                options.gpus, run.microbatches, shares),
+                    "choose a :batch that is a multiple of SEXPGPU_NODES x the GPUs of a node x :microbatches");
   c.micro_rows = run.batch / (run.microbatches * options.nodes * options.gpus);
   c.train.traced = trace_model(*c.interp, *run.loader, c.micro_rows, /*training=*/true);  // trace
   apply_precision(c.train.traced, run.precision);                                         // precision

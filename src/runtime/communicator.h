@@ -12,6 +12,7 @@
 // N ranks equal one process adding the same N terms one after another.
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,10 @@ class Communicator {
   virtual void broadcast(void* data, size_t bytes, int root) = 0;
   // Returns when every rank has called it.
   virtual void barrier() = 0;
+  // This rank gives up (its device failed): where the other ranks can be told
+  // (in this process), their collectives in progress or to come throw `why` at
+  // once; elsewhere their timeouts bound them, as for a rank that died.
+  virtual void abandon(std::exception_ptr why) { (void)why; }
 
   // Sums `n` floats elementwise over the ranks, in rank order, in place on
   // every rank; with `bf16`, each rank's values cross rounded to bf16 (its

@@ -12,6 +12,7 @@
 #include "backend/cuda/cuda_device.h"
 #include "runtime/inprocess_communicator.h"
 #include "runtime/nccl_gpu.h"
+#include "runtime/node_group_communicator.h"
 #include "util/error.h"
 
 namespace sx {
@@ -55,10 +56,10 @@ struct DeviceGroup::Rank {
 namespace {
 
 // The step's gradient summed over the ranks in rank order, on every rank.
-void sum_gradient_over_ranks(backend::Device& d, Communicator& comm) {
+void sum_gradient_over_ranks(backend::Device& d, Communicator& comm, GradientPrecision wire) {
   std::vector<float> g(d.step_gradient_size());
   d.read_step_gradient(g.data());
-  comm.all_reduce_sum(g.data(), g.size());
+  comm.all_reduce_sum(g.data(), g.size(), wire);
   d.write_step_gradient(g.data());
 }
 
@@ -68,20 +69,21 @@ struct StepWork {
   std::vector<StepSums> sums;                         // per rank
 };
 
-// Rank r's share of step k: its microbatches, then the exchange. A rank that
-// fails tells the others at once, so that they do not wait out the timeout.
-void run_share(RunDevice& d, const Compiled& c, Communicator& comm, StepWork& w, int64_t k) {
+// Local rank r's share of step k: its microbatches (numbered over every rank
+// of `comm`: of every node), then the exchange. A rank that fails tells the
+// others at once, so that they do not wait out the timeout.
+void run_share(RunDevice& d, const Compiled& c, Communicator& comm, GradientPrecision wire, StepWork& w, int64_t k,
+               size_t r) {
   const int64_t m = c.x->run->microbatches, all = m * comm.size();
-  const size_t r = static_cast<size_t>(comm.rank());
   try {
     for (int64_t j = 0; j < m; ++j) {
       const size_t i = r * static_cast<size_t>(m) + static_cast<size_t>(j);
-      run_microbatch(d, c, k, static_cast<int64_t>(i), j, all, w.tokens[i], w.targets[i]);
+      run_microbatch(d, c, k, comm.rank() * m + j, j, all, w.tokens[i], w.targets[i]);
     }
     add_kept_scalars(d, c, w.sums[r]);
-    sum_gradient_over_ranks(*d.device, comm);
+    sum_gradient_over_ranks(*d.device, comm, wire);
   } catch (...) {
-    abandon(comm, std::current_exception());
+    comm.abandon(std::current_exception());
     throw;
   }
 }
@@ -89,11 +91,15 @@ void run_share(RunDevice& d, const Compiled& c, Communicator& comm, StepWork& w,
 }  // namespace
 
 DeviceGroup::DeviceGroup(std::string_view device, const Compiled& c, const std::string& base_dir, int threads,
-                         const std::vector<int>& ordinals, double timeout_s, const nccl::Api* nccl)
-    : c_(c), ordinals_(ordinals), timeout_s_(timeout_s), nccl_(nccl) {
+                         const std::vector<int>& ordinals, double timeout_s, const nccl::Api* nccl, Communicator& nodes,
+                         GradientPrecision wire)
+    : c_(c), ordinals_(ordinals), timeout_s_(timeout_s), nccl_(nccl), nodes_(nodes), wire_(wire) {
   SX_ASSERT(ordinals.size() > 1, "a device group of one GPU");
-  if (!nccl_)
-    for (auto& comm : make_inprocess_communicators(size(), timeout_s)) comms_.push_back(std::move(comm));
+  if (!nccl_) {
+    auto local = make_inprocess_communicators(size(), timeout_s);
+    if (spans_nodes()) local = make_node_group_communicators(std::move(local), nodes_);
+    for (auto& comm : local) comms_.push_back(std::move(comm));
+  }
   ranks_.resize(ordinals.size());
   for (size_t r = 1; r < ordinals.size(); ++r) {
     auto rank = std::make_shared<Rank>();
@@ -134,7 +140,9 @@ void DeviceGroup::opened(RunDevice& lead) {
     nccl_devices_.push_back(nccl_device_on(*gpu));
     devices.push_back(nccl_devices_.back().get());
   }
-  for (auto& comm : make_nccl_communicators(*nccl_, ordinals_, devices, timeout_s_)) comms_.push_back(std::move(comm));
+  for (auto& comm : spans_nodes() ? make_nccl_node_communicators(*nccl_, nodes_, devices, timeout_s_)
+                                  : make_nccl_communicators(*nccl_, ordinals_, devices, timeout_s_))
+    comms_.push_back(std::move(comm));
   // ncclCommInitAll set each GPU's device on this thread in turn: rank 0's context again.
   cuda::gpu_of(*lead.device)->make_current();
 }
@@ -171,15 +179,22 @@ StepSums DeviceGroup::run_step(RunDevice& lead, TrainFeed& feed, int64_t k) {
   work->tokens.resize(microbatches);
   work->targets.resize(microbatches);
   work->sums.resize(n);
+  // The other nodes' shares are read past, so that every node's loader is where one process's would be.
+  const int64_t before = static_cast<int64_t>(microbatches) * nodes_.rank(),
+                after = static_cast<int64_t>(microbatches) * (nodes_.size() - 1 - nodes_.rank());
+  std::vector<int32_t> past_tokens, past_targets;
+  if (before) feed.next(before * c_.micro_rows, past_tokens, past_targets);
   for (size_t i = 0; i < microbatches; ++i) feed.next(c_.micro_rows, work->tokens[i], work->targets[i]);
+  if (after) feed.next(after * c_.micro_rows, past_tokens, past_targets);
   for (size_t r = 1; r < n; ++r) {
     Rank* rank = ranks_[r].get();
     std::shared_ptr<Communicator> comm = comms_[r];
     const Compiled* c = &c_;
-    rank->post([rank, comm, c, work, k] { run_share(rank->dev, *c, *comm, *work, k); });
+    const GradientPrecision wire = wire_;
+    rank->post([rank, comm, c, wire, work, k, r] { run_share(rank->dev, *c, *comm, wire, *work, k, r); });
   }
   try {
-    run_share(lead, c_, *comms_[0], *work, k);
+    run_share(lead, c_, *comms_[0], wire_, *work, k, 0);
     for (size_t r = 1; r < n; ++r) wait(r, fmt::format("step {}", k).c_str());
   } catch (...) {
     settle();
@@ -225,7 +240,7 @@ void DeviceGroup::upload(const ckpt::CheckpointData& in, const std::string& chec
 }
 
 std::unique_ptr<DeviceGroup> open_devices(std::string_view device, const Compiled& c, const std::string& base_dir,
-                                          const Environment& env, RunDevice& lead) {
+                                          const Environment& env, RunDevice& lead, Communicator& nodes) {
   const std::vector<int>& gpus = env.devices;
   if (env.device != Device::cuda || gpus.size() < 2) {
     lead = open_run_device(device, c, base_dir, env.threads);
@@ -234,7 +249,8 @@ std::unique_ptr<DeviceGroup> open_devices(std::string_view device, const Compile
   // Real GPUs exchange over NCCL, found before any GPU is opened (E-NODE-010).
   const nccl::Api* api = env.cuda_emulate > 0 ? nullptr : &nccl::require(nccl::library());
   // Ranks 1 ... open on their own threads while rank 0 opens here.
-  auto group = std::make_unique<DeviceGroup>(device, c, base_dir, env.threads, gpus, env.node_timeout_s, api);
+  auto group = std::make_unique<DeviceGroup>(device, c, base_dir, env.threads, gpus, env.node_timeout_s, api, nodes,
+                                             env.node_gradients);
   lead = open_run_device(device, c, base_dir, env.threads, gpus[0]);
   group->opened(lead);
   return group;

@@ -18,6 +18,14 @@
 // watchdog bounding every collective), between emulated ones through an
 // in-process Communicator (inprocess_communicator.h).
 //
+// Nodes of several GPUs: each node's group is its share of the step, and its
+// GPUs are ranks node x G ... node x G + G - 1 of every node's N x G GPUs
+// (node_group_communicator.h), numbered and scaled as those microbatches of
+// N x G x m; the gradient's sum crosses the nodes inside the group's
+// exchange (over one NCCL communicator on real GPUs), so the nodes' own step
+// exchange carries only their stop flags and sums (node_step.h). N nodes of G
+// GPUs of one microbatch add the terms of one GPU of N x G, in its order.
+//
 // Every wait for a rank is bounded by SEXPGPU_NODE_TIMEOUT: a rank that does
 // not answer stops the run with E-NODE-011 naming it, never a hang.
 #include <memory>
@@ -36,20 +44,27 @@ class DeviceGroup {
   // Starts opening ranks 1 ... of `ordinals` (rank 0, ordinals[0], is the
   // caller's to open meanwhile), each as open_run_device does; opened() waits.
   // `nccl`: the GPUs are real and exchange through it; null: emulated.
+  // `nodes`: the run's nodes (of one, or this node's rank among several,
+  // whose gradient terms cross as `wire`); it outlives the group.
   DeviceGroup(std::string_view device, const Compiled& c, const std::string& base_dir, int threads,
-              const std::vector<int>& ordinals, double timeout_s, const nccl::Api* nccl = nullptr);
+              const std::vector<int>& ordinals, double timeout_s, const nccl::Api* nccl, Communicator& nodes,
+              GradientPrecision wire = GradientPrecision::f32);
   ~DeviceGroup();
   DeviceGroup(const DeviceGroup&) = delete;
   DeviceGroup& operator=(const DeviceGroup&) = delete;
 
   // Then, over NCCL, the communicators are made (rank 0's GPU is `lead`'s).
   void opened(RunDevice& lead);
+  // This node's GPUs.
   int size() const { return static_cast<int>(ordinals_.size()); }
+  // Whether the gradient's sum crosses the nodes in the group's exchange.
+  bool spans_nodes() const { return nodes_.size() > 1; }
   const std::vector<int>& ordinals() const { return ordinals_; }
 
-  // Step k on every rank (rank 0 is `lead`), its records read from `feed`;
-  // returns the loss, metric and tap sums over every rank, in rank order.
-  // After it every rank holds the same step gradient.
+  // Step k on every rank (rank 0 is `lead`), its records (this node's share)
+  // read from `feed`; returns the loss, metric and tap sums over this node's
+  // ranks, in rank order. After it every rank of every node holds the same
+  // step gradient.
   StepSums run_step(RunDevice& lead, TrainFeed& feed, int64_t k);
   // The update of step k on every rank; rank 0's stats.
   StepStats update(RunDevice& lead, int64_t k, double lr, bool want_stats);
@@ -66,15 +81,18 @@ class DeviceGroup {
   std::vector<int> ordinals_;
   double timeout_s_;
   const nccl::Api* nccl_;
+  Communicator& nodes_;
+  GradientPrecision wire_;
   std::vector<std::unique_ptr<NcclDevice>> nccl_devices_;  // per rank, over NCCL
   std::vector<std::shared_ptr<Communicator>> comms_;       // per rank
   std::vector<std::shared_ptr<Rank>> ranks_;               // per rank; ranks_[0] is null (the caller's)
 };
 
 // Opens rank 0 into `lead` (the device of one rank or the only one) and, with
-// --device cuda and several SEXPGPU_DEVICES, the other ranks; null on one device.
+// --device cuda and several SEXPGPU_DEVICES, the other ranks; null on one
+// device. `nodes`: the run's nodes, as for DeviceGroup.
 std::unique_ptr<DeviceGroup> open_devices(std::string_view device, const Compiled& c, const std::string& base_dir,
-                                          const Environment& env, RunDevice& lead);
+                                          const Environment& env, RunDevice& lead, Communicator& nodes);
 
 // Step k's microbatches and update, on every rank of `group`, or (null) on
 // `lead` alone: this process, or its node's share of the step (`nodes`).

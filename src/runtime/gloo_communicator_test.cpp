@@ -137,6 +137,8 @@ TEST(NodeHello, DifferencesNameTheKnobAndBothValues) {
   b["gradients"] = "f32";
   a["device"] = "cpu", b["device"] = "cuda";  // a node's numbers are its device's
   EXPECT_EQ(hello_differences(a, b)[0], "the device is cuda on node 1 but cpu on node 0");
+  a["device"] = "cuda", a["gpus"] = 2, b["gpus"] = 1;  // the GPUs are ranks of the gradient's sum
+  EXPECT_EQ(hello_differences(a, b)[0], "the number of GPUs (SEXPGPU_DEVICES) is 1 on node 1 but 2 on node 0");
 }
 
 TEST(Bf16, HalvesRoundToNearestEven) {

@@ -62,7 +62,7 @@ class InProcessCommunicator final : public Communicator {
     meet(nullptr, 0, [](const std::vector<const void*>&) {});
   }
 
-  void abandon(std::exception_ptr why) {
+  void abandon(std::exception_ptr why) override {
     std::lock_guard<std::mutex> l(m_->mutex);
     if (!m_->failure) m_->failure = why;
     m_->changed.notify_all();
@@ -149,12 +149,6 @@ std::vector<std::unique_ptr<Communicator>> make_inprocess_communicators(int rank
   std::vector<std::unique_ptr<Communicator>> comms;
   for (int r = 0; r < ranks; ++r) comms.push_back(std::make_unique<InProcessCommunicator>(m, r));
   return comms;
-}
-
-void abandon(Communicator& inprocess, std::exception_ptr why) {
-  auto* c = dynamic_cast<InProcessCommunicator*>(&inprocess);
-  SX_ASSERT(c, "abandon() of a communicator that is not in-process");
-  c->abandon(std::move(why));
 }
 
 }  // namespace sx

@@ -5,7 +5,7 @@
 // a rank that does not come makes every waiting rank throw E-NODE-011 naming
 // it, and so does every later collective — the group is then lost, as a
 // Gloo context that threw is. A rank that fails on its own (its device ran
-// out of memory) calls abandon(), so that the others throw its error at once
+// out of memory) calls abandon() (a UserError is rethrown as it is), so that the others throw its error at once
 // instead of waiting out the timeout.
 #include <exception>
 #include <memory>
@@ -17,9 +17,5 @@ namespace sx {
 
 // `ranks` communicators, rank r at index r, sharing one meeting place.
 std::vector<std::unique_ptr<Communicator>> make_inprocess_communicators(int ranks, double timeout_s);
-
-// Rank `rank` gives up: every collective in progress or to come, on every
-// rank, throws `why` (a UserError is rethrown as it is).
-void abandon(Communicator& inprocess, std::exception_ptr why);
 
 }  // namespace sx

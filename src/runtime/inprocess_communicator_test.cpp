@@ -162,7 +162,7 @@ TEST(InProcessCommunicator, ARankThatGivesUpStopsTheOthersAtOnceWithItsError) {
       return code_of([&] { comms[static_cast<size_t>(r)]->all_reduce_sum(&x, 1); });
     }));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  abandon(*comms[2], std::make_exception_ptr(UserError(Code::DEV_040, {}, "out of device memory on rank 2")));
+  comms[2]->abandon(std::make_exception_ptr(UserError(Code::DEV_040, {}, "out of device memory on rank 2")));
   for (auto& w : waiting) {
     ASSERT_EQ(w.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "a hang";
     EXPECT_EQ(w.get(), Code::DEV_040);

@@ -76,42 +76,64 @@ class NcclCommunicator final : public Communicator {
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_nccl_node_communicator(const nccl::Api& api, Communicator& nodes, NcclDevice& device,
-                                                          double timeout_s) {
+std::vector<std::unique_ptr<Communicator>> make_nccl_node_communicators(const nccl::Api& api, Communicator& nodes,
+                                                                        const std::vector<NcclDevice*>& devices,
+                                                                        double timeout_s) {
+  SX_ASSERT(!devices.empty(), "a GPU node of no GPU");
   nccl::UniqueId id{};
   if (nodes.leads())
     if (nccl::Result r = api.get_unique_id(&id); r != nccl::kSuccess)
       throw UserError(Code::NODE_011, {}, fmt::format("ncclGetUniqueId failed on node 0: {}", api.get_error_string(r)),
                       "check that node 0's GPU and network are up (nvidia-smi), or train the nodes on the cpu");
   nodes.broadcast(&id, sizeof id, 0);
-  // On a thread of its own, so that a node that never comes is a bounded wait; a lost init is left to it.
+  // Every GPU's init at once (each waits for all), on threads of their own, so
+  // that a node that never comes is a bounded wait; a lost init is left to its thread.
   struct Init {
     nccl::Comm comm = nullptr;
     nccl::Result result = nccl::kSuccess;
   };
-  auto done = std::make_shared<std::promise<Init>>();
-  std::future<Init> init = done->get_future();
-  const nccl::Api* a = &api;
-  const int n = nodes.size(), rank = nodes.rank();
-  std::thread([a, done, n, id, rank] {
-    Init i;
-    i.result = a->comm_init_rank(&i.comm, n, id, rank);
-    done->set_value(i);
-  }).detach();
-  if (init.wait_for(std::chrono::duration<double>(timeout_s)) != std::future_status::ready)
-    throw UserError(Code::NODE_011, {},
-                    fmt::format("ncclCommInitRank of node {} of {} did not finish within SEXPGPU_NODE_TIMEOUT ({} s): "
-                                "a node did not join NCCL",
-                                rank, n, timeout_s),
-                    "check that every node reaches the others' GPUs' network (NCCL_SOCKET_IFNAME), and raise "
-                    "SEXPGPU_NODE_TIMEOUT if a node is only slow");
-  Init i = init.get();
-  if (i.result != nccl::kSuccess)
-    throw UserError(
-        Code::NODE_011, {},
-        fmt::format("ncclCommInitRank of node {} of {} failed: {}", rank, n, api.get_error_string(i.result)),
-        "check that every node reaches the others' GPUs' network (NCCL_SOCKET_IFNAME)");
-  return std::make_unique<NcclCommunicator>(api, i.comm, rank, n, device, timeout_s);
+  const int gpus = static_cast<int>(devices.size()), n = nodes.size() * gpus;
+  std::vector<std::future<Init>> inits;
+  for (int g = 0; g < gpus; ++g) {
+    auto done = std::make_shared<std::promise<Init>>();
+    inits.push_back(done->get_future());
+    const nccl::Api* a = &api;
+    NcclDevice* device = devices[static_cast<size_t>(g)];
+    const int rank = nodes.rank() * gpus + g;
+    std::thread([a, done, device, n, id, rank] {
+      device->make_current();
+      Init i;
+      i.result = a->comm_init_rank(&i.comm, n, id, rank);
+      done->set_value(i);
+    }).detach();
+  }
+  // Which rank, in words: a node's when each node has one GPU.
+  auto which = [&](int g) {
+    return gpus == 1 ? fmt::format("node {} of {}", nodes.rank(), nodes.size())
+                     : fmt::format("GPU rank {} of {} (node {}, GPU {})", nodes.rank() * gpus + g, n, nodes.rank(), g);
+  };
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));
+  std::vector<std::unique_ptr<Communicator>> out;
+  for (int g = 0; g < gpus; ++g) {
+    std::future<Init>& init = inits[static_cast<size_t>(g)];
+    if (init.wait_until(deadline) != std::future_status::ready)
+      throw UserError(Code::NODE_011, {},
+                      fmt::format("ncclCommInitRank of {} did not finish within SEXPGPU_NODE_TIMEOUT ({} s): a node "
+                                  "did not join NCCL",
+                                  which(g), timeout_s),
+                      "check that every node reaches the others' GPUs' network (NCCL_SOCKET_IFNAME), and raise "
+                      "SEXPGPU_NODE_TIMEOUT if a node is only slow");
+    Init i = init.get();
+    if (i.result != nccl::kSuccess)
+      throw UserError(Code::NODE_011, {},
+                      fmt::format("ncclCommInitRank of {} failed: {}", which(g), api.get_error_string(i.result)),
+                      "check that every node reaches the others' GPUs' network (NCCL_SOCKET_IFNAME)");
+    out.push_back(std::make_unique<NcclCommunicator>(api, i.comm, nodes.rank() * gpus + g, n,
+                                                     *devices[static_cast<size_t>(g)], timeout_s));
+  }
+  return out;
 }
 
 std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const nccl::Api& api,

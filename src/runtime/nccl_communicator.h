@@ -27,6 +27,9 @@ class NcclDevice {
   virtual void to_host(void* dst, const void* src, size_t bytes) = 0;
   virtual nccl::Stream stream() = 0;
   virtual bool idle() = 0;
+  // Makes the GPU the current CUDA device of the calling thread, as NCCL's
+  // ncclCommInitRank needs (it takes the current device for its rank).
+  virtual void make_current() {}
 };
 
 // Rank r of `ordinals` on devices[r]; E-NODE-011 when ncclCommInitAll fails.
@@ -35,12 +38,16 @@ std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const nccl::A
                                                                    const std::vector<NcclDevice*>& devices,
                                                                    double timeout_s);
 
-// Several GPU nodes of one GPU each: this node's rank of an NCCL
-// communicator over the nodes of `nodes` (Gloo), bootstrapped through it —
-// node 0's ncclGetUniqueId broadcast to every node, then ncclCommInitRank,
-// which waits for every node: bounded by the timeout (E-NODE-011), since
-// NCCL's own bootstrap may wait for a node that never comes.
-std::unique_ptr<Communicator> make_nccl_node_communicator(const nccl::Api& api, Communicator& nodes, NcclDevice& device,
-                                                          double timeout_s);
+// Several GPU nodes of G GPUs each (`devices`, the same number on every
+// node): this node's ranks of one NCCL communicator over every GPU of every
+// node, GPU g of node n being rank n x G + g (node_group_communicator.h's
+// order), bootstrapped through `nodes` (Gloo): node 0's ncclGetUniqueId
+// broadcast to every node, then one ncclCommInitRank per GPU, each on a
+// thread of its own with its GPU current. Each waits for every rank: bounded
+// by the timeout (E-NODE-011), since NCCL's own bootstrap may wait for a node
+// that never comes.
+std::vector<std::unique_ptr<Communicator>> make_nccl_node_communicators(const nccl::Api& api, Communicator& nodes,
+                                                                        const std::vector<NcclDevice*>& devices,
+                                                                        double timeout_s);
 
 }  // namespace sx

@@ -108,6 +108,9 @@ nccl::Api fake_nccl() {
   return a;
 }
 
+// The fake GPU current on this thread (NCCL's init takes the current device).
+thread_local int t_current_gpu = -1;
+
 // A GPU in host memory whose copies back to the host happen once its collective has.
 class FakeGpu final : public NcclDevice {
  public:
@@ -126,6 +129,7 @@ class FakeGpu final : public NcclDevice {
     pending_ = {};
     return true;
   }
+  void make_current() override { t_current_gpu = rank_; }
 
  private:
   int rank_;
@@ -228,6 +232,7 @@ TEST(NcclCommunicator, NodesBootstrapThroughTheirCommunicatorAndSumInRankOrder) 
   };
   api.comm_init_rank = [](nccl::Comm* comm, int n, nccl::UniqueId id, int rank) {
     EXPECT_EQ(n, 3);
+    EXPECT_EQ(t_current_gpu, rank);
     g_ids[rank] = id;
     *comm = comm_of(rank);
     return nccl::kSuccess;
@@ -238,7 +243,9 @@ TEST(NcclCommunicator, NodesBootstrapThroughTheirCommunicatorAndSumInRankOrder) 
   std::vector<std::future<void>> ranks;
   for (int r = 0; r < 3; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      auto c = make_nccl_node_communicator(api, *nodes[static_cast<size_t>(r)], gpus[static_cast<size_t>(r)], 30);
+      auto cs = make_nccl_node_communicators(api, *nodes[static_cast<size_t>(r)], {&gpus[static_cast<size_t>(r)]}, 30);
+      ASSERT_EQ(cs.size(), 1u);
+      Communicator* c = cs[0].get();
       EXPECT_EQ(c->rank(), r);
       float v[2] = {r == 0 ? 1e8f : r == 1 ? 1.0f : -1e8f, 0.25f};
       c->all_reduce_sum(v, 2);
@@ -256,7 +263,7 @@ TEST(NcclCommunicator, NodesBootstrapThroughTheirCommunicatorAndSumInRankOrder) 
   auto alone = make_inprocess_communicators(1, 30);
   const auto start = Clock::now();
   try {
-    make_nccl_node_communicator(api, *alone[0], gpus[0], 0.2);
+    make_nccl_node_communicators(api, *alone[0], {&gpus[0]}, 0.2);
     ADD_FAILURE() << "no error";
   } catch (const UserError& e) {
     EXPECT_EQ(e.code(), Code::NODE_011);
@@ -265,6 +272,69 @@ TEST(NcclCommunicator, NodesBootstrapThroughTheirCommunicatorAndSumInRankOrder) 
   }
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
   g_release_init = true;  // the abandoned init ends
+}
+
+// Nodes of two GPUs: GPU g of node n is rank 2n + g of one communicator of 4,
+// each GPU's init with its GPU current, and the sum in that rank order (1,
+// where summing each node's GPUs first would give 0).
+TEST(NcclCommunicator, NodesOfTwoGpusAreRanksOfOneCommunicatorInNodeThenGpuOrder) {
+  nccl::Api api = fake_nccl();
+  api.get_unique_id = [](nccl::UniqueId* id) {
+    std::memset(id->internal, 9, sizeof id->internal);
+    return nccl::kSuccess;
+  };
+  api.comm_init_rank = [](nccl::Comm* comm, int n, nccl::UniqueId id, int rank) {
+    EXPECT_EQ(n, 4);
+    EXPECT_EQ(t_current_gpu, rank);
+    EXPECT_EQ(id.internal[5], 9);
+    *comm = comm_of(rank);
+    return nccl::kSuccess;
+  };
+  g_clique.reset(4);
+  auto nodes = make_inprocess_communicators(2, 30);
+  std::vector<FakeGpu> gpus{FakeGpu(0), FakeGpu(1), FakeGpu(2), FakeGpu(3)};
+  std::vector<std::unique_ptr<Communicator>> comms[2];
+  std::vector<std::future<void>> made;
+  for (int n = 0; n < 2; ++n)
+    made.push_back(std::async(std::launch::async, [&, n] {
+      comms[n] =
+          make_nccl_node_communicators(api, *nodes[static_cast<size_t>(n)],
+                                       {&gpus[static_cast<size_t>(2 * n)], &gpus[static_cast<size_t>(2 * n + 1)]}, 30);
+    }));
+  for (auto& f : made) f.get();
+  const float terms[4] = {1e8f, 1.0f, -1e8f, 1.0f};
+  std::vector<std::future<void>> ranks;
+  for (int n = 0; n < 2; ++n)
+    for (int g = 0; g < 2; ++g)
+      ranks.push_back(std::async(std::launch::async, [&, n, g] {
+        Communicator& c = *comms[n][static_cast<size_t>(g)];
+        EXPECT_EQ(c.rank(), 2 * n + g);
+        EXPECT_EQ(c.size(), 4);
+        float v = terms[2 * n + g];
+        c.all_reduce_sum(&v, 1);
+        EXPECT_EQ(bits(v), bits(1.0f));
+      }));
+  for (auto& f : ranks) f.get();
+
+  // A GPU of a node whose init never ends is named by its rank, within the timeout.
+  api.comm_init_rank = [](nccl::Comm* comm, int, nccl::UniqueId, int rank) {
+    if (rank == 1)
+      while (!g_release_init) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    *comm = comm_of(rank);
+    return nccl::kSuccess;
+  };
+  g_release_init = false;
+  auto alone = make_inprocess_communicators(1, 30);
+  try {
+    make_nccl_node_communicators(api, *alone[0], {&gpus[0], &gpus[1]}, 0.2);
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.code(), Code::NODE_011);
+    EXPECT_NE(std::string(e.what()).find("ncclCommInitRank of GPU rank 1 of 2 (node 0, GPU 1) did not finish within"),
+              std::string::npos)
+        << e.what();
+  }
+  g_release_init = true;
 }
 
 TEST(NcclCommunicator, AFailedInitIsENode011NamingTheDevices) {

@@ -29,6 +29,7 @@ class GpuForNccl final : public NcclDevice {
   }
   nccl::Stream stream() override { return gpu_.stream_handle(); }
   bool idle() override { return gpu_.idle(); }
+  void make_current() override { gpu_.make_current(); }
 
  private:
   struct Staging {

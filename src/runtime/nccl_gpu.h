@@ -17,7 +17,7 @@ std::unique_ptr<NcclDevice> nccl_device_on(cuda::Gpu& gpu);
 
 // Nodes of one real GPU each: this node's GPU (the cuda device `device`, on
 // this thread) in an NCCL communicator over the nodes of `nodes`, found
-// (E-NODE-010) and bootstrapped through it (make_nccl_node_communicator).
+// (E-NODE-010) and bootstrapped through it (make_nccl_node_communicators).
 struct NcclNodes {
   std::unique_ptr<NcclDevice> device;
   std::unique_ptr<Communicator> comm;

@@ -12,7 +12,7 @@ NcclNodes nccl_across_nodes(Communicator& nodes, backend::Device& device, double
   SX_ASSERT(gpu, "a GPU node whose device is not cuda");
   NcclNodes out;
   out.device = nccl_device_on(*gpu);
-  out.comm = make_nccl_node_communicator(api, nodes, *out.device, timeout_s);
+  out.comm = std::move(make_nccl_node_communicators(api, nodes, {out.device.get()}, timeout_s).front());
   gpu->make_current();  // NCCL set its device on this thread
   return out;
 }

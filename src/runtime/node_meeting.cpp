@@ -20,7 +20,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // Raised when the hello changes meaning.
-constexpr int kProtocol = 2;  // 2: the device
+constexpr int kProtocol = 3;  // 2: the device; 3: its GPUs
 
 std::string fresh_attempt() {
   std::random_device rd;
@@ -38,12 +38,19 @@ std::string ranks_text(const std::vector<int>& ranks) {
 Json hello_json(const NodeSetup& setup, const NodeHello& h, const std::string& address) {
   Json knobs = Json::object();
   for (const auto& [name, value] : h.knobs) knobs[name] = value;
-  return {{"protocol", kProtocol}, {"version", SEXPGPU_VERSION},
-          {"nodes", setup.nodes},  {"gradients", std::string(to_string(h.gradients))},
-          {"device", h.device},    {"resume", h.resume},
-          {"slug", h.slug},        {"knobs", knobs},
-          {"graph", h.graph},      {"rank", setup.rank},
-          {"address", address},    {"pid", static_cast<int64_t>(getpid())}};
+  return {{"protocol", kProtocol},
+          {"version", SEXPGPU_VERSION},
+          {"nodes", setup.nodes},
+          {"gradients", std::string(to_string(h.gradients))},
+          {"device", h.device},
+          {"gpus", h.gpus},
+          {"resume", h.resume},
+          {"slug", h.slug},
+          {"knobs", knobs},
+          {"graph", h.graph},
+          {"rank", setup.rank},
+          {"address", address},
+          {"pid", static_cast<int64_t>(getpid())}};
 }
 
 std::string value_text(const Json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
@@ -63,6 +70,7 @@ std::vector<std::string> hello_differences(const Json& node0, const Json& other)
   differ("nodes", "SEXPGPU_NODES");
   differ("gradients", "SEXPGPU_NODE_GRADIENTS");
   differ("device", "the device");
+  differ("gpus", "the number of GPUs (SEXPGPU_DEVICES)");
   differ("resume", "--resume");
   const Json& k0 = node0.at("knobs");
   const Json& k1 = other.at("knobs");
@@ -123,6 +131,7 @@ NodeHello node_hello(const Experiment& x, const std::string& graph_hash, const E
     hello.knobs.emplace_back(k.at("name").get<std::string>(), k.at("value").dump());
   hello.gradients = env.node_gradients;
   hello.device = std::string(to_string(env.device));
+  if (env.device == Device::cuda) hello.gpus = std::max<int>(1, static_cast<int>(env.devices.size()));
   // Whether (not where) the nodes resume: node 0 reads the checkpoint for all of them.
   hello.resume = !env.resume ? "-" : env.resume->latest ? "latest" : "a checkpoint";
   return hello;

@@ -22,12 +22,13 @@ struct NodeHello {
   std::vector<std::pair<std::string, std::string>> knobs;  // the selection: name, value (JSON text)
   GradientPrecision gradients = GradientPrecision::f32;
   std::string device = "cpu";  // --device: a node's numbers are its device's
+  int gpus = 1;                // the GPUs a node trains on (1 on the cpu): the ranks of the gradient's sum
   std::string resume;          // --resume as given ("-": none): node 0 sends what it reads
 };
 
 struct Experiment;
 // This node's hello: the experiment's slug and selection, the graph's hash,
-// SEXPGPU_NODE_GRADIENTS, the device, whether (not where) the run resumes.
+// SEXPGPU_NODE_GRADIENTS, the device and its GPUs, whether (not where) the run resumes.
 NodeHello node_hello(const Experiment& x, const std::string& graph_hash, const Environment& env);
 
 // The meeting, kept by the communicator for the run (node 0's server must

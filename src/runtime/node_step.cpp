@@ -7,7 +7,7 @@ namespace sx {
 // One node's block: [int64 signal][doubles: loss, metrics, taps][gradient: f32 or bf16].
 int StepExchange::exchange(backend::Device& device, StepSums& sums, int stop_signal) {
   const size_t scalars = 1 + sums.metrics.size() + sums.taps.size();
-  const size_t n = device.step_gradient_size();
+  const size_t n = gradient_crosses_ ? device.step_gradient_size() : 0;
   const size_t width = wire_ == GradientPrecision::bf16 ? sizeof(uint16_t) : sizeof(float);
   const size_t head = sizeof(int64_t) + scalars * sizeof(double);
   const size_t block = head + n * width;
@@ -22,7 +22,7 @@ int StepExchange::exchange(backend::Device& device, StepSums& sums, int stop_sig
   values.insert(values.end(), sums.taps.begin(), sums.taps.end());
   std::memcpy(mine_.data(), &sig, sizeof sig);
   std::memcpy(mine_.data() + sizeof sig, values.data(), scalars * sizeof(double));
-  device.read_step_gradient(gradient_.data());
+  if (n) device.read_step_gradient(gradient_.data());
   char* g = mine_.data() + head;
   if (wire_ == GradientPrecision::bf16)
     for (size_t i = 0; i < n; ++i) {
@@ -61,8 +61,20 @@ int StepExchange::exchange(backend::Device& device, StepSums& sums, int stop_sig
   sums.loss = total[0];
   for (size_t i = 0; i < sums.metrics.size(); ++i) sums.metrics[i] = total[1 + i];
   for (size_t i = 0; i < sums.taps.size(); ++i) sums.taps[i] = total[1 + sums.metrics.size() + i];
-  device.write_step_gradient(gradient_.data());
+  if (n) device.write_step_gradient(gradient_.data());
   return 0;
+}
+
+void open_node_exchange(NodeExchange& out, Communicator& nodes, bool group_spans_nodes, backend::Device& lead,
+                        const Environment& env) {
+  if (group_spans_nodes) {
+    out.step.emplace(nodes, env.node_gradients, /*gradient=*/false);
+  } else if (env.device == Device::cuda && env.cuda_emulate == 0) {  // bootstrapped through the nodes' Gloo
+    out.nccl = nccl_across_nodes(nodes, lead, env.node_timeout_s);
+    out.step.emplace(*out.nccl.comm, env.node_gradients);
+  } else {
+    out.step.emplace(nodes, env.node_gradients);
+  }
 }
 
 }  // namespace sx

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "runtime/run_state.h"  // f32
 #include "util/glob.h"
 
 namespace sx {
@@ -148,8 +149,8 @@ StepStats Optimizer::step(ParamStore& params, const std::map<std::string, const 
       float* m = state_[spec_.kind + ".m/" + path].data();
       float* v = state_[spec_.kind + ".v/" + path].data();
       const float decay = static_cast<float>(1 - lr * (decays_[path] ? spec_.weight_decay : 0.0));
-      adam_update(p, g, m, v, n, spec_.kind == "adamw", decay, clip, coef, b1, b2, one_minus_b1, one_minus_b2,
-                  bc2_sqrt, eps, step_size);
+      adam_update(p, g, m, v, n, spec_.kind == "adamw", decay, clip, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt,
+                  eps, step_size);
     }
     if (want_stats) {
       double du = 0;
@@ -159,6 +160,25 @@ StepStats Optimizer::step(ParamStore& params, const std::map<std::string, const 
     }
   }
   return stats;
+}
+
+namespace {
+bool optimizer_tap_selected(const RunDecl& run, const char* name) {
+  for (const auto& g : run.diagnostics)
+    if (diagnostic_glob_match(g, name)) return true;
+  return false;
+}
+}  // namespace
+
+bool wants_optimizer_taps(const RunDecl& run) {
+  return optimizer_tap_selected(run, "grad/norm") || optimizer_tap_selected(run, "update/ratio");
+}
+
+void add_optimizer_taps(const RunDecl& run, const StepStats& stats, nlohmann::ordered_json& rec) {
+  if (optimizer_tap_selected(run, "grad/norm"))
+    for (const auto& [path, n] : stats.param_grad_norm) rec["grad/norm/" + path] = f32(n);
+  if (optimizer_tap_selected(run, "update/ratio"))
+    for (const auto& [path, r] : stats.param_update_ratio) rec["update/ratio/" + path] = f32(r);
 }
 
 }  // namespace sx

@@ -4,6 +4,7 @@
 // so a run from the same weights on the same records follows PyTorch's curve
 // to float32 rounding.
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,6 @@ namespace sx {
 
 // The learning rate of the update of step k (1-based) of `steps`, before the curriculum's scale.
 double schedule_lr(const ScheduleSpec& s, int64_t k, int64_t steps);
-
 
 class Optimizer {
  public:
@@ -35,5 +35,10 @@ class Optimizer {
   std::map<std::string, bool> decays_;  // per path: whether weight decay applies
   std::map<std::string, std::vector<float>> state_;
 };
+
+// The optimizer's own diagnostics, grad/norm and update/ratio, as the run's
+// :diagnostics select them: whether any is, and their entries in a step's record.
+bool wants_optimizer_taps(const RunDecl& run);
+void add_optimizer_taps(const RunDecl& run, const StepStats& stats, nlohmann::ordered_json& rec);
 
 }  // namespace sx

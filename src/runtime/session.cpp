@@ -19,7 +19,6 @@
 #include "runtime/device_group.h"
 #include "runtime/feed.h"
 #include "runtime/init_from.h"
-#include "runtime/nccl_gpu.h"
 #include "runtime/node_meeting.h"
 #include "runtime/node_resume.h"
 #include "runtime/node_step.h"
@@ -29,7 +28,6 @@
 #include "runtime/run_checkpoints.h"
 #include "runtime/run_device.h"
 #include "runtime/run_state.h"
-#include "util/glob.h"
 #include "util/stop_signals.h"
 
 namespace sx {
@@ -129,17 +127,13 @@ class Session {
   // Several nodes: the handshake at the rendezvous, then Gloo's mesh (E-NODE-002/003 refuse).
   void meet_the_nodes() {
     comm_ = meet_nodes(node_setup(req_.env), node_hello(*x_, c_.graph_hash, req_.env));
-    exchange_.emplace(*comm_, req_.env.node_gradients);
     report_.set_node(comm_->rank(), comm_->size());
   }
 
   void open_device() {
-    group_ = open_devices(device_name_, c_, base_dir(), req_.env, dev_);
-    // Nodes on real GPUs: the step's exchange over NCCL, bootstrapped through the nodes' Gloo.
-    if (comm_->size() > 1 && req_.env.device == Device::cuda && req_.env.cuda_emulate == 0) {
-      nccl_nodes_ = nccl_across_nodes(*comm_, *dev_.device, req_.env.node_timeout_s);
-      exchange_.emplace(*nccl_nodes_.comm, req_.env.node_gradients);
-    }
+    group_ = open_devices(device_name_, c_, base_dir(), req_.env, dev_, *comm_);
+    if (comm_->size() > 1)
+      open_node_exchange(exchange_, *comm_, group_ && group_->spans_nodes(), *dev_.device, req_.env);
   }
 
   std::string base_dir() const { return std::filesystem::path(req_.file).parent_path().string(); }
@@ -210,9 +204,9 @@ class Session {
     const int64_t seq = r.loader->seq_len;
     StepSums sums = run_step(group_.get(), dev_, c_, *train_feeds_.at(state_.loader), k, tokens_, targets_, *comm_);
     double exchange_s = 0;
-    if (exchange_) {
+    if (exchange_.step) {
       Stopwatch exchange_clock;
-      if (int sig = exchange_->exchange(*dev_.device, sums, StopSignals::pending())) throw Stopped{sig};
+      if (int sig = exchange_.step->exchange(*dev_.device, sums, StopSignals::pending())) throw Stopped{sig};
       exchange_s = exchange_clock.seconds();
     }
     const std::vector<double>& metric_sums = sums.metrics;
@@ -221,7 +215,7 @@ class Session {
     if (auto which = first_nonfinite(*dev_.device, loss)) nonfinite(k, *which);
 
     double lr = schedule_lr(*r.optimizer->lr, k, r.steps) * state_.lr_scale;
-    StepStats stats = update_step(group_.get(), dev_, k, lr, wants_optimizer_taps());
+    StepStats stats = update_step(group_.get(), dev_, k, lr, wants_optimizer_taps(r));
 
     state_.step = k;
     state_.train_loss = loss;
@@ -242,28 +236,13 @@ class Session {
                 {"stage", state_.stage},
                 {"elapsed_s", state_.loop_clock->seconds()},
                 {"step_s", step_s}};
-    if (exchange_) rec["exchange_s"] = exchange_s;  // several nodes: the gradient exchange's part of step_s
+    if (exchange_.step) rec["exchange_s"] = exchange_s;  // several nodes: the gradient exchange's part of step_s
     for (size_t i = 0; i < metric_sums.size(); ++i)
       rec["train/" + c_.train.traced.metrics[i].first] = f32(metric_sums[i] / static_cast<double>(m));
     for (size_t i = 0; i < tap_sums.size(); ++i)
       rec[c_.train.taps[i].metric] = f32(tap_sums[i] / static_cast<double>(m));
-    add_optimizer_taps(rec, stats);
+    add_optimizer_taps(r, stats, rec);
     report_.record(rec);
-  }
-
-  bool optimizer_tap_selected(const char* name) const {
-    for (const auto& g : run_decl().diagnostics)
-      if (diagnostic_glob_match(g, name)) return true;
-    return false;
-  }
-  bool wants_optimizer_taps() const {
-    return optimizer_tap_selected("grad/norm") || optimizer_tap_selected("update/ratio");
-  }
-  void add_optimizer_taps(Json& rec, const StepStats& stats) const {
-    if (optimizer_tap_selected("grad/norm"))
-      for (const auto& [path, n] : stats.param_grad_norm) rec["grad/norm/" + path] = f32(n);
-    if (optimizer_tap_selected("update/ratio"))
-      for (const auto& [path, r] : stats.param_update_ratio) rec["update/ratio/" + path] = f32(r);
   }
 
   [[noreturn]] void nonfinite(int64_t k, const std::string& which) {
@@ -480,14 +459,13 @@ class Session {
   const RunRequest& req_;
   const std::string device_name_{to_string(req_.env.device)};  // every report names the device from here
   std::unique_ptr<Communicator> comm_;
-  std::optional<StepExchange> exchange_;  // several nodes
   RunState state_;
   Reporter report_;
   RunCheckpoints checkpoints_;
   Compiled c_;
   Experiment* x_ = nullptr;
   RunDevice dev_;
-  NcclNodes nccl_nodes_;                // GPU nodes: the step's exchange over NCCL (ended before dev_)
+  NodeExchange exchange_;               // several nodes (ended before dev_)
   std::unique_ptr<DeviceGroup> group_;  // several GPUs: ranks 1 ... (rank 0 is dev_)
   std::map<std::string, std::unique_ptr<TrainFeed>> train_feeds_;
   std::vector<std::unique_ptr<PassFeed>> pass_feeds_;

@@ -94,8 +94,7 @@ def case_nodes_equal_one_process():
 
 def case_nodes_cuda_equal_one_process():
     """Nodes on --device cuda (the emulated GPU here), one GPU each, their gradients crossing with Gloo through the
-    host: 2 nodes of one microbatch end with the bits of one cuda process of 2; a node of several GPUs is refused
-    before anything runs (E-NODE-007)."""
+    host: 2 nodes of one microbatch end with the bits of one cuda process of 2."""
     emulate = {"SEXPGPU_CUDA_EMULATE": "1"}
     want, want_files = one_process("one-cuda-2", 2, device_args=("--device", "cuda"), env=emulate)
     ck, m = os.path.join(TMP, "cuda-nodes-ck"), os.path.join(TMP, "cuda-nodes.jsonl")
@@ -106,10 +105,65 @@ def case_nodes_cuda_equal_one_process():
         expect(re.search(rf"^run: {SX} slug nodes device cuda .* node {r}/2$", err, re.M), err)
     same_numbers(latest_records(m), want, "2 cuda nodes")
     expect(final_files(ck) == want_files, "2 cuda nodes: the final checkpoint's tensors differ")
-    p = run("run", SX, "--device", "cuda", env={**node_env(0, 2, free_port()), "SEXPGPU_CUDA_EMULATE": "2"},
-            check_rc=2)
-    expect(p.stderr.startswith("error[E-NODE-007]: SEXPGPU_NODES is 2, and this node would train on 2 GPUs (0,1)"),
-           p.stderr)
+
+
+def case_nodes_of_several_gpus():
+    """2 nodes of 2 (emulated) GPUs each, one microbatch a GPU: the bits of one GPU of 4 microbatches (GPU g of
+    node n is the step's microbatch 2n + g); SIGTERM to one node stops both at one step and the resumed run ends the
+    same; kill -9 of a node stops the other with E-NODE-004; nodes of different numbers of GPUs are refused on both
+    (E-NODE-002)."""
+    gpus = {"SEXPGPU_CUDA_EMULATE": "2"}
+    cuda = ["--device", "cuda"]
+    want, want_files = one_process("one-cuda-4", 4, device_args=cuda, env={"SEXPGPU_CUDA_EMULATE": "1"})
+    ck, m = os.path.join(TMP, "gpu-nodes-ck"), os.path.join(TMP, "gpu-nodes.jsonl")
+    res = finish(start_nodes(2, [*cuda, "--checkpoint-dir", ck, "--metrics", "jsonl:" + m], extra=gpus))
+    for r, (rc, out, err) in enumerate(res):
+        expect(rc == 0, f"node {r}: exit {rc}\n{err}")
+        expect(re.search(rf"^run: {SX} slug nodes device cuda .* node {r}/2 devices 0,1$", err, re.M), err)
+    same_numbers(latest_records(m), want, "2 nodes of 2 GPUs")
+    expect(final_files(ck) == want_files, "2 nodes of 2 GPUs: the final checkpoint's tensors differ")
+
+    ck, m = os.path.join(TMP, "gpu-term-ck"), os.path.join(TMP, "gpu-term.jsonl")
+    args = [*cuda, "--checkpoint-dir", ck, "--resume", "latest", "--metrics", "jsonl:" + m]
+    procs = start_nodes(2, args, extra=gpus)
+    wait_steps(m, 2, procs, poll_s=0.001)
+    procs[1].send_signal(signal.SIGSTOP)
+    procs[1].send_signal(signal.SIGTERM)
+    procs[1].send_signal(signal.SIGCONT)
+    steps = []
+    for r, (rc, out, err) in enumerate(finish(procs, timeout=120)):
+        expect(rc == 143, f"node {r}: exit {rc}\n{err}")
+        s = re.search(r"^stopping: SIGTERM at step (\d+)", err, re.M)
+        expect(s, f"node {r}:\n{err}")
+        steps.append(int(s.group(1)))
+    expect(steps[0] == steps[1] < 12, f"stopped at steps {steps}")
+    expect(f"step-{steps[0]}" in checkpoints_in(ck), str(checkpoints_in(ck)))
+    for r, (rc, out, err) in enumerate(finish(start_nodes(2, args, extra=gpus))):
+        expect(rc == 0 and "resume latest=" in err, f"node {r}: exit {rc}\n{err}")
+    same_numbers(latest_records(m), want, "2 nodes of 2 GPUs, resumed")
+    expect(final_files(ck) == want_files, "2 nodes of 2 GPUs, resumed: the final checkpoint's tensors differ")
+
+    m = os.path.join(TMP, "gpu-kill.jsonl")
+    procs = start_nodes(2, [*cuda, "--steps", "100000", "--metrics", "jsonl:" + m],
+                        extra={**gpus, "SEXPGPU_NODE_TIMEOUT": "60"})
+    wait_steps(m, 4, procs)
+    t0 = time.time()
+    procs[1].kill()
+    out, err = procs[0].communicate(timeout=120)
+    procs[1].communicate()
+    expect(procs[0].returncode == 1, f"node 0: exit {procs[0].returncode}\n{err}")
+    expect(re.search(r"^error\[E-NODE-004\]: node 0 lost node 1: ", err, re.M), err)
+    expect(time.time() - t0 < 20, f"node 0 took {time.time() - t0:.1f}s")
+
+    port = free_port()
+    procs = [subprocess.Popen([SEXPGPU, "run", SX, *cuda], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=clean_env(node_env(r, 2, port, {**gpus, **({"SEXPGPU_DEVICES": "1"} if r
+                                                                                        else {})})))
+             for r in range(2)]
+    for r, (rc, out, err) in enumerate(finish(procs)):
+        expect(rc == 2, f"node {r}: exit {rc}\n{err}")
+        expect("error[E-NODE-002]" in err and "the number of GPUs (SEXPGPU_DEVICES) is 1 on node 1 but 2 on node 0"
+               in err, f"node {r}:\n{err}")
 
 
 def case_nodes_bf16_and_other_splits():
