@@ -91,6 +91,12 @@ static void check_applies(const Environment& env, std::vector<Diagnostic>& diags
       refuse(fmt::format("SEXPGPU_CUDA_EMULATE={} emulates CUDA devices, but this run trains on {}", env.cuda_emulate,
                          device),
              "run with --device cuda to train on the emulated device, or unset SEXPGPU_CUDA_EMULATE");
+    if (!env.explain_kernels_source.empty() && env.explain_kernels)
+      refuse(fmt::format("SEXPGPU_EXPLAIN=kernels lists the CUDA launches in the lowering report, but this run trains "
+                         "on {}, which has none",
+                         device),
+             "run with --device cuda, see the launches of any experiment with `sexpgpu explain` (SEXPGPU_EXPLAIN "
+             "applies there on every machine), or unset SEXPGPU_EXPLAIN");
   }
   if (env.nodes == 1) {
     std::string nodes = env.nodes_source.empty() ? "SEXPGPU_NODES is not set" : "SEXPGPU_NODES is 1";

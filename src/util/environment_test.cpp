@@ -440,6 +440,15 @@ TEST(Environment, SettingsThatDoNotApplyAreRefused) {
   EXPECT_EQ(d[0], "SEXPGPU_DEVICES=1 names CUDA devices, but this run trains on --device cpu");
   apply_flag(e, "--device", "cuda");
   EXPECT_TRUE(refused(e).empty());
+  // The CUDA launches of the lowering report: a run on the cpu has none (`explain` shows them anywhere).
+  e = parse({{"SEXPGPU_EXPLAIN", "kernels"}});
+  d = refused(e);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0],
+            "SEXPGPU_EXPLAIN=kernels lists the CUDA launches in the lowering report, but this run trains on the "
+            "default device, cpu, which has none");
+  apply_flag(e, "--device", "cuda");
+  EXPECT_TRUE(refused(e).empty());
 
   d = refused(parse({{"SEXPGPU_RENDEZVOUS", "[::1]:29500"},
                      {"SEXPGPU_NODE_GRADIENTS", "bf16"},

@@ -110,8 +110,8 @@ def case_nodes_cuda_equal_one_process():
 def case_nodes_of_several_gpus():
     """2 nodes of 2 (emulated) GPUs each, one microbatch a GPU: the bits of one GPU of 4 microbatches (GPU g of
     node n is the step's microbatch 2n + g); SIGTERM to one node stops both at one step and the resumed run ends the
-    same; kill -9 of a node stops the other with E-NODE-004; nodes of different numbers of GPUs are refused on both
-    (E-NODE-002)."""
+    same; kill -9 of a node stops the other with E-NODE-004; a batch that does not divide over nodes x GPUs x
+    microbatches is refused (E-NODE-005), and so are nodes of different numbers of GPUs, on both (E-NODE-002)."""
     gpus = {"SEXPGPU_CUDA_EMULATE": "2"}
     cuda = ["--device", "cuda"]
     want, want_files = one_process("one-cuda-4", 4, device_args=cuda, env={"SEXPGPU_CUDA_EMULATE": "1"})
@@ -154,6 +154,10 @@ def case_nodes_of_several_gpus():
     expect(procs[0].returncode == 1, f"node 0: exit {procs[0].returncode}\n{err}")
     expect(re.search(r"^error\[E-NODE-004\]: node 0 lost node 1: ", err, re.M), err)
     expect(time.time() - t0 < 20, f"node 0 took {time.time() - t0:.1f}s")
+
+    p = run("run", SX, *cuda, "--set", "micro=2", env={**node_env(0, 2, free_port()), **gpus}, check_rc=2)
+    expect(p.stderr.startswith("error[E-NODE-005]: defrun `nodes`: :batch 12 does not divide over 2 nodes of 2 GPUs of "
+                               ":microbatches 2 (2 x 2 x 2 = 8 shares)"), p.stderr)
 
     port = free_port()
     procs = [subprocess.Popen([SEXPGPU, "run", SX, *cuda], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
