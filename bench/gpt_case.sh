@@ -11,8 +11,11 @@ configs=(
 [ "${QUICK:-0}" = 1 ] && configs=("tiny 32 32 2 4 16 8 100 10 50 5" "small 256 128 4 4 64 16 15 3 6 2"
                                   "medium 512 256 6 8 128 16 5 2 3 1")
 
+# A name ending in -bf16 trains with :precision bf16 (bf16 products, f32 accumulation; docs/performance.md).
 sx_run() {  # name vocab d layers heads seq batch steps warmup -> median step_s (of $sexpgpu, in $work/<name>)
   local name=$1 vocab=$2 d=$3 layers=$4 heads=$5 seq=$6 batch=$7 steps=$8 warm=$9
+  local precision=f32
+  [[ $name == *-bf16 ]] && precision=bf16
   local dir="$work/$name"; mkdir -p "$dir"
   [ -f "$dir/tokens.bin" ] || /usr/bin/python3 - "$dir/tokens.bin" "$vocab" <<'PY'
 import random, struct, sys
@@ -30,7 +33,7 @@ PY
   (cross-entropy (gpt tokens :vocab (vocab train) :d-model $d :layers $layers :heads $heads :seq-len $seq)
                  targets))
 (defrun bench :model m :loader train :batch $batch :steps $((steps + warm))
-  :optimizer (adamw :lr 3e-4 :weight-decay 0.1) :precision f32 :seed 1)
+  :optimizer (adamw :lr 3e-4 :weight-decay 0.1) :precision $precision :seed 1)
 SX
   rm -f "$dir/m.jsonl"
   (cd "$dir" && "$sexpgpu" run bench.sx --metrics "jsonl:$dir/m.jsonl" >"$dir/out.txt" 2>&1) || {

@@ -2,7 +2,7 @@
 # One command: sexpgpu vs PyTorch 1.13 on std/nn's gpt (biases, untied head,
 # AdamW), measured side by side in one run on this machine.
 #
-#   bench/run.sh [build-dir]          (default build-bench; ROUNDS=, QUICK=1, NO_BUILD=1, CEILING_S=, OLD_PEER=0)
+#   bench/run.sh [build-dir]          (default build-bench; ROUNDS=, QUICK=1, NO_BUILD=1, CEILING_S=, OLD_PEER=0, BF16=0)
 #
 # 1. installs PyTorch for /usr/bin/python3 (Debian python3-torch) if missing;
 # 2. builds Release with -DSEXPGPU_BENCH=ON (sexpgpu, sexpgpu-sgemm-ceiling);
@@ -18,7 +18,9 @@
 #    both, alternating; each side keeps its best. The older peer (separate
 #    q, k, v linears, `--separate-qkv`) runs once a round in the setting
 #    chosen, for a second column (OLD_PEER=0 leaves it out);
-# 5. prints the table, and the peak RSS of a medium run (/usr/bin/time -v)
+# 5. the medium config again with :precision bf16, against PyTorch's f32 at
+#    its best and its bf16 autocast (BF16=0 leaves it out);
+# 6. prints the table, and the peak RSS of a medium run (/usr/bin/time -v)
 #    against the plan's arena + params + AdamW state.
 # Not a test: nothing here is timed in CI.
 set -euo pipefail
@@ -65,7 +67,7 @@ torch_one() {
     2) out=$(with_core "$ct" /usr/bin/python3 "$root/bench/torch_gpt.py" "${@:2:8}" 2 "${@:10}") ;;
     2-passive) out=$(OMP_WAIT_POLICY=PASSIVE with_core "$ct" /usr/bin/python3 "$root/bench/torch_gpt.py" "${@:2:8}" 2 "${@:10}") ;;
   esac
-  echo "   torch $1${10:+ $10}: $out" >&2
+  echo "   torch $1${10:+ ${10}}: $out" >&2
   echo "$out" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["params"])' >"$work/torch_params"
   echo "$out" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["step_s"])'
 }
@@ -114,6 +116,28 @@ for c in "${configs[@]}"; do
   echo "$name $* $sx $tt $setting $tt_env $tt_old ${sx_params:-0} $(cat "$work/torch_params")" >>"$work/rows"
 done
 
+# bf16 (issue #21): the medium config with :precision bf16, against PyTorch's
+# f32 at its best (the row above) and PyTorch's own bf16 autocast in the same
+# setting, best of the same rounds.
+: >"$work/bf16"
+if [ "${BF16:-1}" = 1 ]; then
+  for c in "${configs[@]}"; do
+    set -- $c
+    [ "$1" = medium ] || continue
+    shift
+    tt32=$(awk '$1 == "medium" {print $13}' "$work/rows")
+    setting=$(awk '$1 == "medium" {print $14}' "$work/rows")
+    torch_args=("$1" "$2" "$3" "$4" "$5" "$6" "$9" "${10}")
+    sx16="" tt16=""
+    for ((r = 1; r <= rounds; r++)); do
+      t=$(sx_run medium-bf16 "$@"); sx16=$(smaller ${sx16:-$t} "$t")
+      t=$(torch_one "$setting" "${torch_args[@]}" --autocast-bf16); tt16=$(smaller ${tt16:-$t} "$t")
+    done
+    echo "   medium bf16: sexpgpu ${sx16}s/step, torch autocast bf16 ${tt16}s/step ($setting), torch f32 ${tt32}s/step" >&2
+    echo "medium $* $sx16 $tt16 $tt32 $setting" >"$work/bf16"
+  done
+fi
+
 echo "== peak memory of a medium run"
 mdir="$work/medium"
 (cd "$mdir" && /usr/bin/time -v "$sexpgpu" run bench.sx --steps 3 --metrics "jsonl:$mdir/mem.jsonl" \
@@ -153,6 +177,14 @@ for line in open(f"{work}/rows"):
     gf = flops(*cfg) / sx / 1e9
     old = f"{tt_old/sx:.2f}x" if tt_old > 0 else "-"
     print(f"| {name} ({', '.join(map(str, cfg))}) | {tok/sx:,.0f} | {tok/tt:,.0f} ({setting}) | {tt/sx:.2f}x | {tt_env/sx:.2f}x | {old} | {gf:.1f} | {100*gf/ceil['ceiling']:.0f}% | {100*gf/env_openblas:.0f}% | {flops(*cfg)/tt/1e9:.1f} |")
+for line in open(f"{work}/bf16"):
+    f = line.split()
+    cfg = [int(x) for x in f[1:7]]
+    sx16, tt16, tt32, setting = float(f[11]), float(f[12]), float(f[13]), f[14]
+    tok = cfg[4] * cfg[5]
+    print(f"\nbf16, medium ({', '.join(map(str, cfg))}): sexpgpu :precision bf16 {tok/sx16:,.0f} tok/s = "
+          f"{tt32/sx16:.2f}x PyTorch f32 at its best ({tok/tt32:,.0f}); PyTorch bf16 autocast ({setting}) "
+          f"{tok/tt16:,.0f} tok/s ({tt16/sx16:.2f}x of it)")
 print(f"\nsgemm ceiling: {ceil['ceiling']:.1f} GFLOP/s on {ceil['workers']} workers ({ceil['one_worker']:.1f} on one)")
 for r in runs:
     print(f"  OpenBLAS ({r['openblas_core']} kernels) {r['openblas']:.1f}, sexpgpu gemm {r['sexpgpu']:.1f} GFLOP/s on {r['workers']} workers")

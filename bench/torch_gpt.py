@@ -3,6 +3,7 @@
 model as tools/make_parity_fixtures.py) with AdamW and prints one JSON line.
 
     /usr/bin/python3 bench/torch_gpt.py VOCAB D LAYERS HEADS SEQ BATCH STEPS WARMUP [THREADS] [--separate-qkv]
+                                        [--autocast-bf16]
 
 Written as a PyTorch user would, nanoGPT's way: nn.Embedding, nn.LayerNorm,
 nn.Linear (addmm: bias fused into the product), ONE fused `qkv` linear [d, 3d]
@@ -10,7 +11,9 @@ split into q, k and v (the same math as three d x d linears with biases, and
 the same parameter count, printed as "params"), a causal mask, GELU (tanh, as
 std/nn), an untied head without bias, F.cross_entropy,
 torch.optim.AdamW(weight_decay=0.1). --separate-qkv: the older, slower peer
-with separate q, k and v linears. THREADS (optional, > 0) goes to
+with separate q, k and v linears. --autocast-bf16: the forward (and so its
+backward) under torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's own
+mixed precision, master weights and AdamW in f32. THREADS (optional, > 0) goes to
 torch.set_num_threads; OMP_* variables are read by torch itself. step_s:
 per-step wall times after WARMUP steps; the median is reported.
 """
@@ -72,7 +75,8 @@ class Gpt(nn.Module):
 
 def main():
     separate_qkv = "--separate-qkv" in sys.argv
-    args = [a for a in sys.argv[1:] if a != "--separate-qkv"]
+    autocast = "--autocast-bf16" in sys.argv
+    args = [a for a in sys.argv[1:] if a not in ("--separate-qkv", "--autocast-bf16")]
     vocab, d, layers, heads, seq, batch, steps, warmup = (int(a) for a in args[0:8])
     if len(args) > 8 and int(args[8]) > 0:
         torch.set_num_threads(int(args[8]))
@@ -85,7 +89,8 @@ def main():
     for k in range(steps + warmup):
         start = time.perf_counter()
         x, y = data[k, :, :-1], data[k, :, 1:]
-        loss = F.cross_entropy(model(x).reshape(-1, vocab), y.reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = F.cross_entropy(model(x).reshape(-1, vocab), y.reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -94,7 +99,7 @@ def main():
     step_s = statistics.median(times)
     print(json.dumps({"step_s": step_s, "tok_s": batch * seq / step_s, "threads": torch.get_num_threads(),
                       "params": sum(p.numel() for p in model.parameters()), "loss": float(loss),
-                      "qkv": "separate" if separate_qkv else "fused"}))
+                      "qkv": "separate" if separate_qkv else "fused", "autocast_bf16": autocast}))
 
 
 if __name__ == "__main__":

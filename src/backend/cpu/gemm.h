@@ -51,9 +51,10 @@ struct Gemm {
 
 // Whether bf16 products run on the CPU's bf16 units (AVX512-BF16's
 // vdpbf16ps, with the AVX-512 kernels), which give the definition's bits.
-// Off by default: not faster than the f32 units where measured
-// (docs/performance.md). set_gemm_bf16_units(true) uses them where the CPU
-// has them (tests, the benchmark); it returns whether they are used now.
+// By default on an AMD CPU (Zen 4: 1.5x the f32 units), off elsewhere (a
+// Sapphire Rapids: no faster), docs/performance.md; the bits are the same.
+// set_gemm_bf16_units(true) uses them where the CPU has them (tests, the
+// benchmark); it returns whether they are used now.
 bool gemm_bf16_units();
 bool set_gemm_bf16_units(bool allowed);
 // Whether this CPU's vdpbf16ps gives the definition's bits (checked on a few
