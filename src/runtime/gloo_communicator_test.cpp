@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/communicator_test_util.h"
 #include "runtime/node_meeting.h"
 #include "util/error.h"
 
@@ -49,16 +50,6 @@ NodeHello some_hello() {
   h.graph = "abc123";
   h.knobs = {{"lr", "0.003"}, {"layers", "2"}};
   return h;
-}
-
-Code code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no UserError";
-  return Code::NODE_001;
 }
 
 std::string message_of(const std::function<void()>& f) {

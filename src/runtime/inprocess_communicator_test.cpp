@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/communicator_test_util.h"
 #include "util/error.h"
 
 namespace sx {
@@ -111,17 +112,6 @@ TEST(InProcessCommunicator, ManyCollectivesInARowEachSeesItsOwnRound) {
       ASSERT_EQ(c.first_nonzero(r == 2 && round == 5 ? 15 : 0), round == 5 ? 15 : 0);
     }
   });
-}
-
-Code code_of(const std::function<void()>& f, std::string* message = nullptr) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    if (message) *message = e.what();
-    return e.code();
-  }
-  ADD_FAILURE() << "no UserError";
-  return Code::NODE_001;
 }
 
 TEST(InProcessCommunicator, ARankThatNeverComesIsNamedWithinTheTimeoutNotAHang) {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/communicator_test_util.h"
 #include "runtime/inprocess_communicator.h"
 #include "util/error.h"
 
@@ -44,16 +45,6 @@ uint32_t bits(float x) {
   uint32_t u;
   std::memcpy(&u, &x, 4);
   return u;
-}
-
-Code code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no UserError";
-  return Code::NODE_001;
 }
 
 TEST(NodeGroupCommunicator, RanksAreNodeThenGpuAndGatherAndBroadcastInThatOrder) {
