@@ -29,7 +29,7 @@ int StepExchange::exchange(backend::Device& device, StepSums& sums, int stop_sig
       uint16_t b = to_bf16_bits(gradient_[i]);
       std::memcpy(g + i * 2, &b, 2);
     }
-  else
+  else if (n)  // memcpy from an empty vector's null data is undefined even for 0 bytes
     std::memcpy(g, gradient_.data(), n * sizeof(float));
 
   comm_.all_gather(mine_.data(), block, all_.data());
