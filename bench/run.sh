@@ -7,14 +7,15 @@
 # 1. installs PyTorch for /usr/bin/python3 (Debian python3-torch) if missing;
 # 2. builds Release with -DSEXPGPU_BENCH=ON (sexpgpu, sexpgpu-sgemm-ceiling);
 # 3. measures the sgemm ceiling: OpenBLAS and sexpgpu's own gemm, one thread
-#    per core, all cores; OpenBLAS with the environment's OPENBLAS_CORETYPE
-#    and, on an AVX-512 CPU, with SkylakeX's kernels too;
+#    per core, all cores; OpenBLAS with the environment's OPENBLAS_CORETYPE,
+#    with its own detection, and on an AVX-512 CPU with SkylakeX's kernels
+#    (and Cooperlake's where the CPU has AVX512-BF16);
 # 4. trains tiny/small/medium with the real binary (`sexpgpu run` on generated
 #    .sx files, --metrics jsonl, median step_s after warm-up) and with
 #    bench/torch_gpt.py, the stronger peer (one fused qkv linear, nanoGPT's
 #    way; default threads, 2 threads, 2 threads with OMP_WAIT_POLICY=PASSIVE,
-#    each with the environment's OpenBLAS core type and, on an AVX-512 CPU,
-#    SkylakeX's; the best is kept and named), then ROUNDS-1 more rounds of
+#    each with every OpenBLAS core type of step 3; the best is kept and
+#    named), then ROUNDS-1 more rounds of
 #    both, alternating; each side keeps its best. The older peer (separate
 #    q, k, v linears, `--separate-qkv`) runs once a round in the setting
 #    chosen, for a second column (OLD_PEER=0 leaves it out);
@@ -44,10 +45,16 @@ sexpgpu="$build/sexpgpu"
 
 # OpenBLAS core types to try: the environment's (unset: OpenBLAS's own
 # choice) and, where the CPU has AVX-512, SkylakeX's kernels.
+# The environment's core type first (its figure is the table's "env" column),
+# then OpenBLAS's own detection (unset), then the AVX-512 kernels: SkylakeX's
+# and, where the CPU has AVX512-BF16, Cooperlake's; each once.
 coretypes=("${OPENBLAS_CORETYPE:-}")
-if grep -qw avx512f /proc/cpuinfo && [ "${OPENBLAS_CORETYPE:-}" != SkylakeX ]; then coretypes+=(SkylakeX); fi
+add_core() { local c; for c in "${coretypes[@]}"; do [ "$c" = "$1" ] && return; done; coretypes+=("$1"); }
+add_core ""
+if grep -qw avx512f /proc/cpuinfo; then add_core SkylakeX; fi
+if grep -qw avx512_bf16 /proc/cpuinfo; then add_core Cooperlake; fi
 with_core() { if [ -n "$1" ]; then OPENBLAS_CORETYPE="$1" "${@:2}"; else env -u OPENBLAS_CORETYPE "${@:2}"; fi; }
-echo "== environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}; OpenBLAS core types tried: ${coretypes[*]/#/}"
+echo "== environment: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}; OpenBLAS core types tried: $(for c in "${coretypes[@]}"; do printf '%s ' "${c:-<detected>}"; done)"
 echo "== sgemm ceiling ($cores workers)"
 : >"$work/ceiling.jsonl"
 for ct in "${coretypes[@]}"; do
