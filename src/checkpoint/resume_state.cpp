@@ -56,7 +56,8 @@ class Checker {
     std::string expected = fmt::format("an integer from {} to {}", lo, hi);
     if (v.is_number_unsigned()) {
       uint64_t u = v.get<uint64_t>();
-      if (u > static_cast<uint64_t>(hi)) refuse(path, expected, shown(v));
+      // nlohmann reads a non-negative literal as unsigned: the lower bound holds for it too.
+      if (u > static_cast<uint64_t>(hi) || static_cast<int64_t>(u) < lo) refuse(path, expected, shown(v));
       return static_cast<int64_t>(u);
     }
     if (!v.is_number_integer()) refuse(path, expected, shown(v));

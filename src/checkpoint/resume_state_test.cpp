@@ -142,6 +142,13 @@ TEST(ResumeState, RangesAreChecked) {
   expect_refused(s, "threads");
   s = good_state(), s["train_loss"] = 1e300;
   expect_refused(s, "train_loss");
+  // As read from a file, a non-negative number is unsigned: the lower bound
+  // holds for it too (a zero count of windows was once accepted and divided by).
+  s = good_state(), s["loaders"]["train"]["windows"] = Json::parse("0");
+  ASSERT_TRUE(s["loaders"]["train"]["windows"].is_number_unsigned());
+  expect_refused(s, "loaders.train.windows");
+  s = good_state(), s["threads"] = Json::parse("0");
+  expect_refused(s, "threads");
 }
 
 TEST(ResumeState, PresenceIsChecked) {
