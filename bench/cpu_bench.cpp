@@ -81,7 +81,13 @@ void print_profile(Step& step, int steps) {
     if (ms > 0) by_op.push_back({ms, op}), total += ms;
   }
   std::sort(by_op.rbegin(), by_op.rend());
-  std::printf("  profile: %.2f ms/step in kernels\n", total);
+  using Fuse = cpu::CpuExecutor::Fuse;
+  const cpu::CpuExecutor& ex = *step.ex;
+  std::printf(
+      "  profile: %.2f ms/step in kernels; fused pairs: %d gelu-grad+mul, %d binary+binary, "
+      "%d matmul+scale, %d where+softmax\n",
+      total, ex.fused(Fuse::GeluGradMul), ex.fused(Fuse::Binary), ex.fused(Fuse::MatmulScale),
+      ex.fused(Fuse::WhereSoftmax));
   for (auto [ms, op] : by_op)
     if (ms >= 0.01 * total)
       std::printf("    %-14s %8.2f ms %5.1f%%\n", op_name(static_cast<Op>(op)), ms, 100 * ms / total);

@@ -27,11 +27,10 @@ bool bf16_values(const Graph& g, const plan::Plan& plan, NodeId id) {
 
 }  // namespace
 
-CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
-    : g_(g), plan_(plan), pool_(threads) {
+CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : g_(g), plan_(plan), pool_(threads) {
   size_t bytes = static_cast<size_t>(std::max<int64_t>(plan_.arena_bytes, plan::kAlign));
-  arena_ = static_cast<char*>(
-      std::aligned_alloc(plan::kAlign, (bytes + plan::kAlign - 1) / plan::kAlign * plan::kAlign));
+  arena_ =
+      static_cast<char*>(std::aligned_alloc(plan::kAlign, (bytes + plan::kAlign - 1) / plan::kAlign * plan::kAlign));
   SX_ASSERT(arena_, "cannot allocate the arena");
   std::memset(arena_, 0, bytes);
   ptr_.assign(g.size(), nullptr);
@@ -44,8 +43,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
     s.compute = !(plan_.view[id] || n.op == Op::Param || n.op == Op::Input);
     if (s.compute) prepare(g, id, s.prep);
     if (n.op == Op::Matmul) {
-      for (int k = 0; k < 2; ++k)
-        s.prep.trans[k] = plan_.view[n.inputs[k]] && plan::is_transpose(g.node(n.inputs[k]));
+      for (int k = 0; k < 2; ++k) s.prep.trans[k] = plan_.view[n.inputs[k]] && plan::is_transpose(g.node(n.inputs[k]));
       plan_matmul(g, n, s.prep);
     }
     // A product of two bf16 operands is the bf16 product (gemm.h); inside
@@ -67,63 +65,11 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads)
 
 CpuExecutor::~CpuExecutor() { std::free(arena_); }
 
-// Pairs of elementwise steps fused into one pass, with the same arithmetic
-// element by element: a step whose output only the very next step reads, as
-// one input of the same shape (nothing runs in between, so every buffer live
-// at the pair is live for both). The first step's buffer is never written.
-// - gelu-grad then mul (GELU's backward, dy * gelu'(x)): gelu_grad_f(x) * dy.
-// - a float add/sub/mul/div then another (the norm and softmax backwards):
-//   a row segment of the first into per-thread scratch, then the second.
-// Not when the second's output buffer partly overlaps an input of the first:
-// it starts after their last use, so the plan may have put it over part of
-// their dead bytes. Returns the scratch floats per thread the pairs need.
-int64_t CpuExecutor::fuse_pairs() {
-  auto f32_binary = [](Op op) { return op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div; };
-  std::vector<int> uses(g_.size(), 0);
-  for (NodeId id : plan_.schedule)
-    for (NodeId in : g_.node(id).inputs) ++uses[in];
-  for (NodeId o : plan_.outputs) uses[o] += 2;  // read after the step
-  int64_t scratch = 0;
-  for (size_t i = 0; i + 1 < steps_.size(); ++i) {
-    Step &s = steps_[i], &t = steps_[i + 1];
-    if (!s.compute || !t.compute || s.fuse != Fuse::None || t.fuse != Fuse::None) continue;
-    const Node &u = g_.node(s.id), &b = g_.node(t.id);
-    bool gelu = u.op == Op::GeluGrad && b.op == Op::Mul;
-    bool binary = f32_binary(u.op) && f32_binary(b.op);
-    if ((!gelu && !binary) || uses[s.id] != 1 || b.inputs.size() != 2) continue;
-    int slot = b.inputs[0] == s.id ? 0 : 1;
-    NodeId d = b.inputs[1 - slot];
-    if (b.inputs[slot] != s.id || d == s.id) continue;
-    bool ok = u.dtype == DType::F32 && b.dtype == DType::F32 && g_.node(d).dtype == DType::F32 &&
-              u.shape == b.shape && g_.node(d).shape == b.shape;
-    int64_t bo = plan_.offset[t.id], len = b.shape.numel() * 4;
-    ok = ok && bo >= 0;
-    for (NodeId x : u.inputs) {
-      const Node& xn = g_.node(x);
-      int64_t xo = plan_.offset[x], xlen = xn.shape.numel() * 4;
-      ok = ok && xn.dtype == DType::F32 && (gelu ? xn.shape == b.shape : true);
-      bool same = xo == bo && xlen == len, disjoint = xo < 0 || xo + xlen <= bo || bo + len <= xo;
-      ok = ok && (same || disjoint);
-    }
-    if (binary) {
-      int64_t n1 = s.prep.it.inner(), n2 = t.prep.it.inner();
-      ok = ok && n1 > 0 && n2 > 0 && std::max(n1, n2) % std::min(n1, n2) == 0 && std::min(n1, n2) >= 16;
-    }
-    if (!ok) continue;
-    s.fuse = gelu ? Fuse::GeluGradMul : Fuse::Binary;
-    s.fuse_slot = slot;
-    t.fuse = Fuse::IntoPrevious;
-    t.compute = false;
-    if (binary) scratch = std::max(scratch, kFuseSegment);
-  }
-  return scratch;
-}
-
 void CpuExecutor::resolve_pointers() {
   for (NodeId id : plan_.schedule) {
     NodeId root = plan_.storage[id];
-    ptr_[id] = plan_.offset[id] >= 0 ? static_cast<void*>(arena_ + plan_.offset[id])
-                                     : const_cast<float*>(param_data_[root]);
+    ptr_[id] =
+        plan_.offset[id] >= 0 ? static_cast<void*>(arena_ + plan_.offset[id]) : const_cast<float*>(param_data_[root]);
   }
   for (Step& s : steps_)
     for (size_t k = 0; k < s.ins.size(); ++k) s.ins[k] = ptr_[g_.node(s.id).inputs[k]];
@@ -165,8 +111,7 @@ void CpuExecutor::run(uint64_t rng_offset) {
   for (Step& s : steps_) {
     const Node& n = g_.node(s.id);
     if (n.op == Op::Param) SX_ASSERT(param_data_[s.id], "param " + n.path + " is not bound");
-    if (n.op == Op::Input && n.dtype == DType::BF16)
-      round_bf16(static_cast<float*>(ptr_[s.id]), n.shape.numel());
+    if (n.op == Op::Input && n.dtype == DType::BF16) round_bf16(static_cast<float*>(ptr_[s.id]), n.shape.numel());
     if (!s.compute) continue;
     if (!profiling_) {
       execute(s, rng_offset);
@@ -182,9 +127,10 @@ void CpuExecutor::run(uint64_t rng_offset) {
 void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   const Node& n = g_.node(s.id);
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
-  if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary) {
+  if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary || s.fuse == Fuse::WhereSoftmax) {
     const Step& t = (&s)[1];
     Args b{g_.node(t.id), g_, t.ins.data(), ptr_[t.id], t.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
+    if (s.fuse == Fuse::WhereSoftmax) return run_where_softmax(a, b);
     return s.fuse == Fuse::Binary ? run_binary_binary(a, b, s.fuse_slot) : run_unary_binary(a, b, s.fuse_slot);
   }
   switch (op_kind(n.op)) {

@@ -66,9 +66,12 @@ class CpuExecutor {
   void set_profiling(bool on) { profiling_ = on; }
   const std::array<double, kNumOps>& op_seconds() const { return op_seconds_; }
 
+  // A step computed with the next one in one pass (fuse_pairs, executor_fuse.cpp).
+  enum class Fuse { None, GeluGradMul, Binary, MatmulScale, WhereSoftmax, IntoPrevious };
+  // How many steps the schedule runs fused this way (for tests and the benchmark).
+  int fused(Fuse kind) const { return fusions_[static_cast<int>(kind)]; }
+
  private:
-  // A step computed with the next one in one pass (fuse_pairs).
-  enum class Fuse { None, GeluGradMul, Binary, IntoPrevious };
   struct Step {
     NodeId id;
     Prep prep;
@@ -93,6 +96,7 @@ class CpuExecutor {
   std::unique_ptr<float[]> shared_;
   bool profiling_ = false;
   std::array<double, kNumOps> op_seconds_{};
+  std::array<int, 6> fusions_{};
 };
 
 }  // namespace sx::cpu

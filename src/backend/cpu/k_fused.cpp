@@ -20,6 +20,7 @@
 namespace sx::cpu {
 
 void run_fused(const Args& a) { SX_DISPATCH(run_fused, a); }
+void run_where_softmax(const Args& u, const Args& b) { SX_DISPATCH(run_where_softmax, u, b); }
 
 void check_ids(const Node& n, const int32_t* ids, int64_t count, int64_t size) {
   for (int64_t j = 0; j < count; ++j)

@@ -39,6 +39,7 @@ void run_matmul(const Args& a) {
     g.a = a.f(0) + (t.merged ? 0 : a.prep.batch[2 * p]) * t.m * t.k, g.lda = ta ? t.m : t.k, g.ta = ta;
     g.b = a.f(1) + a.prep.batch[2 * p + 1] * t.k * t.n, g.ldb = tb ? t.k : t.n, g.tb = tb;
     g.c = a.fo() + p * t.m * t.n, g.ldc = t.n;
+    g.alpha = t.alpha;
     g.bf16 = a.prep.bf16;
     return g;
   };

@@ -21,6 +21,7 @@ struct MatmulShape {
   bool merged = false;  // the batches were merged into the rows
   int64_t batches = 0, m = 0, n = 0, k = 0;
   int64_t chunks = 1;
+  float alpha = 1.0f;  // each element times alpha once its sum is complete (a fused mul by a scalar)
 };
 
 // Per node, everything a kernel needs that depends only on shapes.
@@ -69,7 +70,10 @@ void run_unary_binary(const Args& u, const Args& b, int slot);
 // ops' inner lengths must be multiples of each other.
 constexpr int64_t kFuseSegment = 2048;
 void run_binary_binary(const Args& u, const Args& b, int slot);
-void run_reduce(const Args& a);       // sum, mean, max, logsumexp, argmax
+// A where `u` and the softmax `b` over the last axis of its output, in place
+// (b's output is u's): each task selects its rows, then softmaxes them.
+void run_where_softmax(const Args& u, const Args& b);
+void run_reduce(const Args& a);  // sum, mean, max, logsumexp, argmax
 void run_matmul(const Args& a);
 // Fills prep.mm and the matmul's scratch once prep.batch and prep.trans are known.
 void plan_matmul(const Graph& g, const Node& n, Prep& prep);

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "autodiff/autodiff.h"
-#include "testing/gpt_graph.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/test_util.h"
 #include "graph/precision.h"
+#include "testing/gpt_graph.h"
 
 namespace sx::cpu::testing {
 namespace {
@@ -115,23 +115,37 @@ TEST(CpuTrain, BitIdenticalForAnyThreadCount) {
   }
 }
 
-// The executor fuses pairs of elementwise steps (fuse_pairs: gelu-grad and
-// mul, float add/sub/mul/div and another): the same bits as computing them
-// apart, which it does when the first one's output is also a graph output.
-TEST(CpuTrain, FusedElementwisePairsGiveTheSameBits) {
-  Step s;
-  Case c = gpt_case({.batch = 4, .seq = 16, .vocab = 50, .d = 32, .heads = 4, .layers = 2}, &s);
-  std::vector<NodeId> apart = s.outs;
-  for (NodeId id = 0; id < static_cast<NodeId>(c.g.size()); ++id) {
-    Op op = c.g.node(id).op;
-    if (op == Op::GeluGrad || op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div) apart.push_back(id);
-  }
-  ASSERT_GT(apart.size(), s.outs.size());
-  for (int threads : {1, 3}) {
-    auto fused = c.cpu(s.outs, threads);
-    auto unfused = c.cpu(apart, threads);
-    for (size_t k = 0; k < s.outs.size(); ++k)
-      EXPECT_TRUE(same_bits(fused[k], unfused[k])) << s.names[k] << " differs with the pairs fused";
+// The executor fuses pairs of steps (fuse_pairs: gelu-grad and mul, float
+// add/sub/mul/div and another, a matmul and its mul by a scalar, a where and
+// the softmax of it): the same bits as computing them apart, which it does
+// when the first one's output is also a graph output. Every kind fires on the
+// gpt step, in f32 and (all but the matmul's, whose product is rounded to
+// bf16 before the mul) in bf16.
+TEST(CpuTrain, FusedPairsGiveTheSameBits) {
+  using Fuse = CpuExecutor::Fuse;
+  for (bool bf16 : {false, true}) {
+    Step s;
+    Case c = gpt_case({.batch = 4, .seq = 16, .vocab = 50, .d = 32, .heads = 4, .layers = 2}, &s, bf16);
+    plan::Plan p = plan::make_plan(c.g, s.outs);
+    CpuExecutor ex(c.g, p, 2);
+    for (Fuse kind : {Fuse::GeluGradMul, Fuse::Binary, Fuse::MatmulScale, Fuse::WhereSoftmax}) {
+      if (!bf16 || kind != Fuse::MatmulScale) EXPECT_GT(ex.fused(kind), 0) << "kind " << static_cast<int>(kind);
+    }
+    std::vector<NodeId> apart = s.outs;
+    for (NodeId id = 0; id < static_cast<NodeId>(c.g.size()); ++id) {
+      Op op = c.g.node(id).op;
+      if (op == Op::GeluGrad || op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div || op == Op::Matmul ||
+          op == Op::Where)
+        apart.push_back(id);
+    }
+    ASSERT_GT(apart.size(), s.outs.size());
+    for (int threads : {1, 3}) {
+      auto fused = c.cpu(s.outs, threads);
+      auto unfused = c.cpu(apart, threads);
+      for (size_t k = 0; k < s.outs.size(); ++k)
+        EXPECT_TRUE(same_bits(fused[k], unfused[k]))
+            << s.names[k] << " differs with the pairs fused" << (bf16 ? " (bf16)" : "");
+    }
   }
 }
 

@@ -1,0 +1,109 @@
+// Which consecutive steps the executor runs as one (CpuExecutor::fuse_pairs).
+#include <algorithm>
+#include <cmath>
+
+#include "backend/cpu/executor.h"
+
+namespace sx::cpu {
+
+namespace {
+
+bool f32_binary(Op op) { return op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div; }
+
+// Whether bytes [o, o + len) and [xo, xo + xlen) are the same buffer or do not
+// meet (a negative offset lives outside the arena).
+bool same_or_disjoint(int64_t o, int64_t len, int64_t xo, int64_t xlen) {
+  return (xo == o && xlen == len) || xo < 0 || xo + xlen <= o || o + len <= xo;
+}
+
+}  // namespace
+
+// Pairs of steps fused into one pass, with the same arithmetic element by
+// element: a step whose output only the very next step reads (nothing runs
+// in between, so every buffer live at the pair is live for both).
+// - gelu-grad then mul (GELU's backward, dy * gelu'(x)): gelu_grad_f(x) * dy.
+// - a float add/sub/mul/div then another (the norm and softmax backwards):
+//   a row segment of the first into per-thread scratch, then the second.
+//   The first step's buffer is never written. Not when the second's output
+//   buffer partly overlaps an input of the first: it starts after their
+//   last use, so the plan may have put it over part of their dead bytes.
+// - an f32 matmul then its mul by a constant scalar (attention's scores
+//   recomputed for the backward, q k^T * scale): the scalar as the product's
+//   alpha, which multiplies each element once its sum is complete, as the
+//   mul would (x * s == s * x). Only where the plan put the mul in place
+//   over the product, so that the product writes where the mul would.
+// - a where then a softmax over the last axis of its output (the causal
+//   mask, then softmax): each task selects its rows into the softmax's
+//   output and runs the softmax over them in place, while they are in cache.
+//   Only in place, as the plan puts them when the masked scores die there.
+// Returns the scratch floats per thread the pairs need.
+int64_t CpuExecutor::fuse_pairs() {
+  std::vector<int> uses(g_.size(), 0);
+  for (NodeId id : plan_.schedule)
+    for (NodeId in : g_.node(id).inputs) ++uses[in];
+  for (NodeId o : plan_.outputs) uses[o] += 2;  // read after the step
+  auto bytes = [&](NodeId id) { return g_.node(id).shape.numel() * 4; };
+  int64_t scratch = 0;
+  for (size_t i = 0; i + 1 < steps_.size(); ++i) {
+    Step &s = steps_[i], &t = steps_[i + 1];
+    if (!s.compute || !t.compute || s.fuse != Fuse::None || t.fuse != Fuse::None) continue;
+    const Node &u = g_.node(s.id), &b = g_.node(t.id);
+    if (uses[s.id] != 1 || u.dtype != DType::F32 || b.dtype != DType::F32) continue;
+    int64_t bo = plan_.offset[t.id], len = bytes(t.id);
+    bool in_place = bo >= 0 && bo == plan_.offset[s.id] && len == bytes(s.id);
+
+    if (u.op == Op::Where && b.op == Op::Softmax) {
+      int64_t n = b.shape.rank ? b.shape.back() : 1, inner = s.prep.it.inner();
+      bool rows =
+          b.attrs.axis == b.shape.rank - 1 && n > 0 && inner > 0 && std::max(n, inner) % std::min(n, inner) == 0;
+      if (in_place && rows && u.shape == b.shape && g_.node(u.inputs[1]).dtype == DType::F32) {
+        s.fuse = Fuse::WhereSoftmax;
+        t.fuse = Fuse::IntoPrevious;
+        t.compute = false;
+      }
+      continue;
+    }
+
+    if (b.inputs.size() != 2) continue;
+    int slot = b.inputs[0] == s.id ? 0 : 1;
+    NodeId d = b.inputs[1 - slot];
+    if (b.inputs[slot] != s.id || d == s.id) continue;
+    const Node& dn = g_.node(d);
+
+    if (u.op == Op::Matmul && b.op == Op::Mul) {
+      float alpha = static_cast<float>(dn.attrs.value);  // as run_leaf fills it
+      bool scalar = dn.op == Op::Full && dn.dtype == DType::F32 && dn.shape.numel() == 1 && std::isfinite(alpha);
+      if (in_place && scalar && u.shape == b.shape && s.prep.mm.k > 0) {
+        s.prep.mm.alpha = alpha;
+        s.fuse = Fuse::MatmulScale;
+        t.fuse = Fuse::IntoPrevious;
+        t.compute = false;
+      }
+      continue;
+    }
+
+    bool gelu = u.op == Op::GeluGrad && b.op == Op::Mul;
+    bool binary = f32_binary(u.op) && f32_binary(b.op);
+    if (!gelu && !binary) continue;
+    bool ok = dn.dtype == DType::F32 && u.shape == b.shape && dn.shape == b.shape && bo >= 0;
+    for (NodeId x : u.inputs) {
+      const Node& xn = g_.node(x);
+      ok = ok && xn.dtype == DType::F32 && (gelu ? xn.shape == b.shape : true) &&
+           same_or_disjoint(bo, len, plan_.offset[x], bytes(x));
+    }
+    if (binary) {
+      int64_t n1 = s.prep.it.inner(), n2 = t.prep.it.inner();
+      ok = ok && n1 > 0 && n2 > 0 && std::max(n1, n2) % std::min(n1, n2) == 0 && std::min(n1, n2) >= 16;
+    }
+    if (!ok) continue;
+    s.fuse = gelu ? Fuse::GeluGradMul : Fuse::Binary;
+    s.fuse_slot = slot;
+    t.fuse = Fuse::IntoPrevious;
+    t.compute = false;
+    if (binary) scratch = std::max(scratch, kFuseSegment);
+  }
+  for (const Step& s : steps_) ++fusions_[static_cast<int>(s.fuse)];
+  return scratch;
+}
+
+}  // namespace sx::cpu
