@@ -53,9 +53,9 @@ int64_t CpuExecutor::fuse_pairs() {
     bool in_place = bo >= 0 && bo == plan_.offset[s.id] && len == bytes(s.id);
 
     if (u.op == Op::Where && b.op == Op::Softmax) {
-      int64_t n = b.shape.rank ? b.shape.back() : 1, inner = s.prep.it.inner();
-      bool rows =
-          b.attrs.axis == b.shape.rank - 1 && n > 0 && inner > 0 && std::max(n, inner) % std::min(n, inner) == 0;
+      int64_t n = b.shape.rank ? b.shape.back() : 0, inner = s.prep.it.inner();
+      bool rows = b.shape.rank > 0 && b.attrs.axis == b.shape.rank - 1 && n > 0 && inner > 0 &&
+                  std::max(n, inner) % std::min(n, inner) == 0;
       if (in_place && rows && u.shape == b.shape && g_.node(u.inputs[1]).dtype == DType::F32) {
         s.fuse = Fuse::WhereSoftmax;
         t.fuse = Fuse::IntoPrevious;
