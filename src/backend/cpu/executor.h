@@ -96,7 +96,7 @@ class CpuExecutor {
   std::unique_ptr<float[]> shared_;
   bool profiling_ = false;
   std::array<double, kNumOps> op_seconds_{};
-  std::array<int, 6> fusions_{};
+  std::array<int, static_cast<int>(Fuse::IntoPrevious) + 1> fusions_{};  // per kind
 };
 
 }  // namespace sx::cpu

@@ -16,6 +16,9 @@ bool same_or_disjoint(int64_t o, int64_t len, int64_t xo, int64_t xlen) {
   return (xo == o && xlen == len) || xo < 0 || xo + xlen <= o || o + len <= xo;
 }
 
+// Whether two row lengths are positive and one is a multiple of the other.
+bool divide_one_another(int64_t a, int64_t b) { return a > 0 && b > 0 && std::max(a, b) % std::min(a, b) == 0; }
+
 }  // namespace
 
 // Pairs of steps fused into one pass, with the same arithmetic element by
@@ -51,16 +54,17 @@ int64_t CpuExecutor::fuse_pairs() {
     if (uses[s.id] != 1 || u.dtype != DType::F32 || b.dtype != DType::F32) continue;
     int64_t bo = plan_.offset[t.id], len = bytes(t.id);
     bool in_place = bo >= 0 && bo == plan_.offset[s.id] && len == bytes(s.id);
+    auto fuse_with_next = [&](Fuse kind) {
+      s.fuse = kind;
+      t.fuse = Fuse::IntoPrevious;
+      t.compute = false;
+    };
 
     if (u.op == Op::Where && b.op == Op::Softmax) {
       int64_t n = b.shape.rank ? b.shape.back() : 0, inner = s.prep.it.inner();
-      bool rows = b.shape.rank > 0 && b.attrs.axis == b.shape.rank - 1 && n > 0 && inner > 0 &&
-                  std::max(n, inner) % std::min(n, inner) == 0;
-      if (in_place && rows && u.shape == b.shape && g_.node(u.inputs[1]).dtype == DType::F32) {
-        s.fuse = Fuse::WhereSoftmax;
-        t.fuse = Fuse::IntoPrevious;
-        t.compute = false;
-      }
+      bool rows = b.shape.rank > 0 && b.attrs.axis == b.shape.rank - 1 && divide_one_another(n, inner);
+      if (in_place && rows && u.shape == b.shape && g_.node(u.inputs[1]).dtype == DType::F32)
+        fuse_with_next(Fuse::WhereSoftmax);
       continue;
     }
 
@@ -75,9 +79,7 @@ int64_t CpuExecutor::fuse_pairs() {
       bool scalar = dn.op == Op::Full && dn.dtype == DType::F32 && dn.shape.numel() == 1 && std::isfinite(alpha);
       if (in_place && scalar && u.shape == b.shape && s.prep.mm.k > 0) {
         s.prep.mm.alpha = alpha;
-        s.fuse = Fuse::MatmulScale;
-        t.fuse = Fuse::IntoPrevious;
-        t.compute = false;
+        fuse_with_next(Fuse::MatmulScale);
       }
       continue;
     }
@@ -93,13 +95,11 @@ int64_t CpuExecutor::fuse_pairs() {
     }
     if (binary) {
       int64_t n1 = s.prep.it.inner(), n2 = t.prep.it.inner();
-      ok = ok && n1 > 0 && n2 > 0 && std::max(n1, n2) % std::min(n1, n2) == 0 && std::min(n1, n2) >= 16;
+      ok = ok && divide_one_another(n1, n2) && std::min(n1, n2) >= 16;
     }
     if (!ok) continue;
-    s.fuse = gelu ? Fuse::GeluGradMul : Fuse::Binary;
+    fuse_with_next(gelu ? Fuse::GeluGradMul : Fuse::Binary);
     s.fuse_slot = slot;
-    t.fuse = Fuse::IntoPrevious;
-    t.compute = false;
     if (binary) scratch = std::max(scratch, kFuseSegment);
   }
   for (const Step& s : steps_) ++fusions_[static_cast<int>(s.fuse)];

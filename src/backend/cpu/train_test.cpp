@@ -129,7 +129,8 @@ TEST(CpuTrain, FusedPairsGiveTheSameBits) {
     plan::Plan p = plan::make_plan(c.g, s.outs);
     CpuExecutor ex(c.g, p, 2);
     for (Fuse kind : {Fuse::GeluGradMul, Fuse::Binary, Fuse::MatmulScale, Fuse::WhereSoftmax}) {
-      if (!bf16 || kind != Fuse::MatmulScale) EXPECT_GT(ex.fused(kind), 0) << "kind " << static_cast<int>(kind);
+      if (bf16 && kind == Fuse::MatmulScale) continue;
+      EXPECT_GT(ex.fused(kind), 0) << "kind " << static_cast<int>(kind);
     }
     std::vector<NodeId> apart = s.outs;
     for (NodeId id = 0; id < static_cast<NodeId>(c.g.size()); ++id) {
