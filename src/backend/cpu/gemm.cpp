@@ -93,6 +93,8 @@ struct Vec {
   static T fmadd(T a, T b, T c) { return std::fma(a, b, c); }
   static T fma_bf16(T a, T b, T c) { return bf16_fma_f(a, b, c); }  // the flushes in software
   static constexpr bool kDpbf16 = false;                            // no bf16 units: the bf16 steps are fma_bf16's
+  static constexpr bool kTranspose8 = false;                        // pack_b transposes element by element
+  static void transpose8(const float* const*, int64_t, float*, int64_t) {}
   static T dpbf16(T acc, uint32_t, T) { return acc; }
   static T mul(T a, T b) { return a * b; }
   static unsigned ftz_begin() { return 0; }
@@ -111,21 +113,23 @@ constexpr int kMR = 4, kVecs = 16;
 // after rounding, as x86 detects it) and reads a denormal operand as zero,
 // which is the definition (gemm.h) bit for bit; gemm_blocking_test checks
 // it on the machine it runs on against the scalar definition.
-#define SX_GEMM_VEC(bits)                                                   \
-  struct Vec {                                                              \
-    using T = __m##bits;                                                    \
-    static constexpr int W = bits / 32;                                     \
-    static T zero() { return _mm##bits##_setzero_ps(); }                    \
-    static T load(const float* p) { return _mm##bits##_loadu_ps(p); }       \
-    static void store(float* p, T v) { _mm##bits##_storeu_ps(p, v); }       \
-    static T set1(float x) { return _mm##bits##_set1_ps(x); }               \
-    static T fmadd(T a, T b, T c) { return _mm##bits##_fmadd_ps(a, b, c); } \
-    static T fma_bf16(T a, T b, T c) { return fmadd(a, b, c); }             \
-    static constexpr bool kDpbf16 = false;                                  \
-    static T dpbf16(T acc, uint32_t, T) { return acc; }                     \
-    static T mul(T a, T b) { return _mm##bits##_mul_ps(a, b); }             \
-    static unsigned ftz_begin() { return ftz_on(); }                        \
-    static void ftz_end(unsigned modes) { ftz_restore(modes); }             \
+#define SX_GEMM_VEC(bits)                                                                                         \
+  struct Vec {                                                                                                    \
+    using T = __m##bits;                                                                                          \
+    static constexpr int W = bits / 32;                                                                           \
+    static T zero() { return _mm##bits##_setzero_ps(); }                                                          \
+    static T load(const float* p) { return _mm##bits##_loadu_ps(p); }                                             \
+    static void store(float* p, T v) { _mm##bits##_storeu_ps(p, v); }                                             \
+    static T set1(float x) { return _mm##bits##_set1_ps(x); }                                                     \
+    static T fmadd(T a, T b, T c) { return _mm##bits##_fmadd_ps(a, b, c); }                                       \
+    static T fma_bf16(T a, T b, T c) { return fmadd(a, b, c); }                                                   \
+    static constexpr bool kDpbf16 = false;                                                                        \
+    static T dpbf16(T acc, uint32_t, T) { return acc; }                                                           \
+    static T mul(T a, T b) { return _mm##bits##_mul_ps(a, b); }                                                   \
+    static unsigned ftz_begin() { return ftz_on(); }                                                              \
+    static void ftz_end(unsigned modes) { ftz_restore(modes); }                                                   \
+    static constexpr bool kTranspose8 = true;                                                                     \
+    static void transpose8(const float* const* s, int64_t p, float* d, int64_t ld) { transpose8x8(s, p, d, ld); } \
   };
 
 // MXCSR's flush-to-zero (bit 15) and denormals-are-zero (bit 6) on, for the
@@ -138,6 +142,30 @@ namespace {
   return modes;
 }
 [[gnu::noinline]] void ftz_restore(unsigned modes) { _mm_setcsr(modes); }
+
+// dst[i * ld + r] = src[r][p + i] for r, i < 8: eight rows of 8 floats
+// transposed in registers (a transposed op(B) is packed this way; element
+// by element it cost as much as the kernels in a product of k = 32). AVX,
+// so that both the AVX2 and the AVX-512 code inline it.
+[[gnu::target("avx2"), gnu::always_inline]] inline void transpose8x8(const float* const* src, int64_t p, float* dst,
+                                                                     int64_t ld) {
+  __m256 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src[i] + p);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * ld, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * ld, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+  }
+}
 }  // namespace
 
 #pragma GCC push_options
