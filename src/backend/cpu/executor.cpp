@@ -127,10 +127,12 @@ void CpuExecutor::run(uint64_t rng_offset) {
 void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   const Node& n = g_.node(s.id);
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
-  if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary || s.fuse == Fuse::WhereSoftmax) {
+  if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary || s.fuse == Fuse::WhereSoftmax ||
+      s.fuse == Fuse::MulReduce) {
     const Step& t = (&s)[1];
     Args b{g_.node(t.id), g_, t.ins.data(), ptr_[t.id], t.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
     if (s.fuse == Fuse::WhereSoftmax) return run_where_softmax(a, b);
+    if (s.fuse == Fuse::MulReduce) return run_mul_reduce(a, b);
     return s.fuse == Fuse::Binary ? run_binary_binary(a, b, s.fuse_slot) : run_unary_binary(a, b, s.fuse_slot);
   }
   switch (op_kind(n.op)) {

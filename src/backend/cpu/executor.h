@@ -67,7 +67,7 @@ class CpuExecutor {
   const std::array<double, kNumOps>& op_seconds() const { return op_seconds_; }
 
   // A step computed with the next one in one pass (fuse_pairs, executor_fuse.cpp).
-  enum class Fuse { None, GeluGradMul, Binary, MatmulScale, WhereSoftmax, IntoPrevious };
+  enum class Fuse { None, GeluGradMul, Binary, MatmulScale, WhereSoftmax, MulReduce, IntoPrevious };
   // How many steps the schedule runs fused this way (for tests and the benchmark).
   int fused(Fuse kind) const { return fusions_[static_cast<int>(kind)]; }
 

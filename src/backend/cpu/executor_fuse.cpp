@@ -39,6 +39,11 @@ bool divide_one_another(int64_t a, int64_t b) { return a > 0 && b > 0 && std::ma
 //   mask, then softmax): each task selects its rows into the softmax's
 //   output and runs the softmax over them in place, while they are in cache.
 //   Only in place, as the plan puts them when the masked scores die there.
+// - a float mul of two operands of its shape, then a sum or mean over the
+//   last axis of its output (the softmax and norm backwards): each row's
+//   products added as they are made, in the reduction's lane order. Not
+//   when the reduction's output overlaps an operand (it may start over
+//   their dead bytes).
 // Returns the scratch floats per thread the pairs need.
 int64_t CpuExecutor::fuse_pairs() {
   std::vector<int> uses(g_.size(), 0);
@@ -65,6 +70,17 @@ int64_t CpuExecutor::fuse_pairs() {
       bool rows = b.shape.rank > 0 && b.attrs.axis == b.shape.rank - 1 && divide_one_another(n, inner);
       if (in_place && rows && u.shape == b.shape && g_.node(u.inputs[1]).dtype == DType::F32)
         fuse_with_next(Fuse::WhereSoftmax);
+      continue;
+    }
+
+    if (u.op == Op::Mul && (b.op == Op::Sum || b.op == Op::Mean)) {
+      bool rows = u.shape.rank > 0 && b.attrs.axis == u.shape.rank - 1 && b.inputs[0] == s.id;
+      for (NodeId x : u.inputs) {
+        const Node& xn = g_.node(x);
+        rows = rows && xn.dtype == DType::F32 && xn.shape == u.shape && bo >= 0 &&
+               same_or_disjoint(bo, len, plan_.offset[x], bytes(x));
+      }
+      if (rows) fuse_with_next(Fuse::MulReduce);
       continue;
     }
 

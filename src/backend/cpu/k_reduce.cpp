@@ -18,5 +18,6 @@
 namespace sx::cpu {
 
 void run_reduce(const Args& a) { SX_DISPATCH(run_reduce, a); }
+void run_mul_reduce(const Args& u, const Args& b) { SX_DISPATCH(run_mul_reduce, u, b); }
 
 }  // namespace sx::cpu

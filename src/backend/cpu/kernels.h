@@ -74,6 +74,11 @@ void run_binary_binary(const Args& u, const Args& b, int slot);
 // (b's output is u's): each task selects its rows, then softmaxes them.
 void run_where_softmax(const Args& u, const Args& b);
 void run_reduce(const Args& a);  // sum, mean, max, logsumexp, argmax
+// A float mul `u` of two operands of its shape and the sum or mean `b` over
+// the last axis of its output (the softmax and norm backwards): each row's
+// products added as they are made, in float_line's order; u's output is
+// never written.
+void run_mul_reduce(const Args& u, const Args& b);
 void run_matmul(const Args& a);
 // Fills prep.mm and the matmul's scratch once prep.batch and prep.trans are known.
 void plan_matmul(const Graph& g, const Node& n, Prep& prep);

@@ -16,15 +16,21 @@ constexpr int kLanes = 16;
   return acc[0];
 }
 
-// sum of f(x[j]) for j < n.
+// sum of term(j) for j < n.
 template <typename F>
-[[gnu::always_inline]] inline float sum_lanes(const float* x, int64_t n, F f) {
+[[gnu::always_inline]] inline float sum_lanes_of(int64_t n, F term) {
   float acc[kLanes] = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] += f(x[j + l]);
-  for (int l = 0; j + l < n; ++l) acc[l] += f(x[j + l]);
+    for (int l = 0; l < kLanes; ++l) acc[l] += term(j + l);
+  for (int l = 0; j + l < n; ++l) acc[l] += term(j + l);
   return combine(acc);
+}
+
+// sum of f(x[j]) for j < n.
+template <typename F>
+[[gnu::always_inline]] inline float sum_lanes(const float* x, int64_t n, F f) {
+  return sum_lanes_of(n, [x, f](int64_t j) { return f(x[j]); });
 }
 
 [[gnu::always_inline]] inline float sum_lanes(const float* x, int64_t n) {

@@ -117,10 +117,9 @@ TEST(CpuTrain, BitIdenticalForAnyThreadCount) {
 
 // The executor fuses pairs of steps (fuse_pairs: gelu-grad and mul, float
 // add/sub/mul/div and another, a matmul and its mul by a scalar, a where and
-// the softmax of it): the same bits as computing them apart, which it does
-// when the first one's output is also a graph output. Every kind fires on the
-// gpt step, in f32 and (all but the matmul's, whose product is rounded to
-// bf16 before the mul) in bf16.
+// the softmax of it, a mul and its sum or mean over the last axis): the same bits as computing them apart, which it
+// does when the first one's output is also a graph output. Every kind fires on the gpt step, in f32 and (all but the
+// matmul's, whose product is rounded to bf16 before the mul) in bf16.
 TEST(CpuTrain, FusedPairsGiveTheSameBits) {
   using Fuse = CpuExecutor::Fuse;
   for (bool bf16 : {false, true}) {
@@ -128,7 +127,7 @@ TEST(CpuTrain, FusedPairsGiveTheSameBits) {
     Case c = gpt_case({.batch = 4, .seq = 16, .vocab = 50, .d = 32, .heads = 4, .layers = 2}, &s, bf16);
     plan::Plan p = plan::make_plan(c.g, s.outs);
     CpuExecutor ex(c.g, p, 2);
-    for (Fuse kind : {Fuse::GeluGradMul, Fuse::Binary, Fuse::MatmulScale, Fuse::WhereSoftmax}) {
+    for (Fuse kind : {Fuse::GeluGradMul, Fuse::Binary, Fuse::MatmulScale, Fuse::WhereSoftmax, Fuse::MulReduce}) {
       if (bf16 && kind == Fuse::MatmulScale) continue;
       EXPECT_GT(ex.fused(kind), 0) << "kind " << static_cast<int>(kind);
     }
