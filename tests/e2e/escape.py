@@ -7,9 +7,9 @@ in an error is cut to its first 20 items.
 
     escape.py SEXPGPU REPO CASE
 """
-import json, os, struct, subprocess, sys
+import json, os, struct, subprocess
 
-from harness import REPO, SEXPGPU, TMP, clean_env, expect, main
+from harness import SEXPGPU, TMP, clean_env, expect, main, start_moto
 
 # A tensor name, a path or a value that would drive a terminal if printed raw:
 # set the title, clear the screen, return the carriage, end the string, and
@@ -164,13 +164,7 @@ def case_userinfo_never_shown():
 def case_userinfo_never_shown_in_a_run():
     """A whole run against S3 (moto) through an endpoint with user:password@: the run line, checkpoint lines,
     metrics events, the status file and the checkpoint's state.json never hold the password."""
-    moto = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "s3", "moto.py")], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = moto.stdout.readline()
-    if not line:
-        print("SKIP: moto is not available:", moto.stderr.read())
-        return
-    info = json.loads(line)
+    moto, info = start_moto()  # SKIP without moto
     try:
         import boto3
         s3 = boto3.client("s3", endpoint_url=info["endpoint"], region_name="us-east-1", aws_access_key_id="test",

@@ -7,7 +7,7 @@ real signals, and a fault-injecting proxy (tests/s3/fault_proxy.py).
 """
 import json, os, random, signal, subprocess, sys, threading, time
 
-from harness import REPO, SEXPGPU, TMP, clean_env, expect, latest_records, main, run, start_moto, steps_written
+from harness import REPO, SEXPGPU, TMP, clean_env, expect, fail, latest_records, main, run, start_moto, steps_written
 
 sys.path.insert(0, os.path.join(REPO, "tests", "s3"))
 from fault_proxy import FAULTS, FaultProxy  # noqa: E402
@@ -69,6 +69,17 @@ def start_run(env, location, metrics, *extra):
     return subprocess.Popen([SEXPGPU, "run", EXPERIMENT, "--checkpoint-dir", location, "--set", "checkpoint-every=4",
                              "--resume", "latest", "--metrics", "jsonl:" + metrics, *extra], cwd=REPO,
                             env=clean_env(env), stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def finish(p, timeout):
+    """The run's (stdout, stderr) once it has ended. One still going after `timeout` s is killed and the case
+    fails with what it wrote: a bare TimeoutExpired would say nothing of where it waited, and leave it running."""
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate(timeout=60)
+        fail(f"the run was still going after {timeout} s (killed); its stderr:\n{err[-6000:]}")
 
 
 def reference(moto):
@@ -141,10 +152,10 @@ def case_s3_checkpoints():
     while p.poll() is None and steps_written(m) < 9:
         time.sleep(0.01)
     p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=120)
+    out, err = finish(p, 120)
     expect(p.returncode == 143, f"exit {p.returncode}, expected a stop by SIGTERM:\n{err}")
     q = start_run(moto.env(), "s3://sx-ckpt/runs", m)
-    out, err = q.communicate(timeout=120)
+    out, err = finish(q, 120)
     expect(q.returncode == 0, err)
     expect(f"resume latest=s3://sx-ckpt/runs/{SLUG}/step-" in err, err)
     expect_same(moto, want, m, "runs")
@@ -185,7 +196,7 @@ def case_s3_faults():
     m = os.path.join(TMP, "faulty.jsonl")
     t0 = time.time()
     p = start_run(moto.env(proxy.endpoint), "s3://sx-ckpt/faulty", m)
-    out, err = p.communicate(timeout=300)
+    out, err = finish(p, 300)
     seconds = time.time() - t0
     watcher.done.set()
     watcher.join()
@@ -221,9 +232,9 @@ def case_s3_faults():
         if p.poll() is None:
             p.kill()
             kills += 1
-        p.communicate(timeout=300)
+        finish(p, 300)
     p = start_run(moto.env(proxy.endpoint), "s3://sx-ckpt/crash", m)
-    out, err = p.communicate(timeout=300)
+    out, err = finish(p, 300)
     expect(p.returncode == 0, err)
     expect(kills >= 2, f"only {kills} kills landed")
     expect_same(moto, want, m, "crash")
@@ -256,6 +267,26 @@ def case_s3_signal_during_read():
     expect("stopping: SIGTERM before the first step" in err, err)
     expect(json.load(open(status))["state"] == "stopped", open(status).read())
     proxy.stop()
+    moto.close()
+
+
+def case_s3_moto_many_requests():
+    """moto answers after it has logged more than a pipe holds (64 KiB, a line a request): its standard error
+    must not be a pipe nobody reads (harness.start_moto). It was: moto stopped answering some 600 requests into
+    e2e/s3_faults, and the run waited on it until the test's timeout."""
+    import boto3, botocore.config, botocore.exceptions
+    moto = Moto()
+    s3 = boto3.client("s3", endpoint_url=moto.endpoint, region_name="us-east-1", aws_access_key_id="test",
+                      aws_secret_access_key="test",
+                      config=botocore.config.Config(connect_timeout=5, read_timeout=10, retries={"max_attempts": 1}))
+    long_key = "k" * 1000  # a log line of over 1 KiB: 100 of them do not fit in a pipe
+    for i in range(100):
+        try:
+            s3.head_object(Bucket="sx-ckpt", Key=f"{i:03d}/{long_key}")
+        except botocore.exceptions.ClientError as e:
+            expect(e.response["Error"]["Code"] == "404", f"HEAD {i}: {e}")
+        except botocore.exceptions.ReadTimeoutError:
+            fail(f"moto stopped answering after {i} of these requests")
     moto.close()
 
 

@@ -17,9 +17,12 @@ def case_terminal_until_done():
         fail("tmux is not installed (scripts/setup.sh installs it)")
     status = os.path.join(TMP, "run.status.json")
     env = clean_env()
-    # A longer run (a few seconds): the status file is rewritten about once a second while it runs.
+    # A longer run (a few seconds): the status file is rewritten about once a second while it runs. Its
+    # stderr (53 KB, a line every 4 steps) goes to a file: a pipe read only at the end holds 64 KiB, and a
+    # run that filled it would wait there, its status file no longer rewritten.
+    run_log = open(os.path.join(TMP, "runner.stderr"), "w+")
     runner = subprocess.Popen([SEXPGPU, "run", SX, "--steps", "3000", "--status", status], cwd=REPO, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.DEVNULL, stderr=run_log, text=True)
     session = "sx-watch-" + uuid.uuid4().hex[:8]
     sock = os.path.join(TMP, "tmux.sock")
     tmux = lambda *a: subprocess.run(["tmux", "-S", sock, *a], capture_output=True, text=True, timeout=30)
@@ -44,8 +47,9 @@ def case_terminal_until_done():
         expect(screen.count("train/loss") == 1, "one view on the screen:\n" + screen)
     finally:
         tmux("kill-server")
-        _, err = runner.communicate(timeout=300)
-    expect(runner.returncode == 0, "the run: " + err)
+        runner.wait(timeout=300)
+    run_log.seek(0)
+    expect(runner.returncode == 0, "the run: " + run_log.read())
 
 
 def case_jsonl_through_a_pipe():
