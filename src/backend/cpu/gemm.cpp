@@ -339,6 +339,24 @@ bool trivial(const Gemm& g) {
 }
 }  // namespace
 
+// derive_blocking for this product, remembered per thread for the last
+// (caches, tile, k, threads) asked: its divisions cost as much as a small
+// product's packing, and a step asks the same few over and over.
+GemmBlocking blocking_for(int mr, int nr, int64_t k, int threads) {
+  struct Last {
+    CacheSizes caches;
+    int mr = 0, nr = 0, threads = 0;
+    int64_t k = -1;
+    GemmBlocking bl;
+  };
+  thread_local Last last;
+  const CacheSizes& c = gemm_caches();  // compared by value: set_gemm_caches reuses its two slots
+  bool same_caches = c.l1d == last.caches.l1d && c.l2 == last.caches.l2 && c.l3 == last.caches.l3;
+  if (!same_caches || mr != last.mr || nr != last.nr || k != last.k || threads != last.threads)
+    last = {c, mr, nr, threads, k, derive_blocking(c, mr, nr, k, threads)};
+  return last.bl;
+}
+
 // The widest instruction set's `call` (a function of gemm_driver.inc), with
 // the blocking for its register tile, this product's k and `threads`.
 #if SX_ISA_CLONES
@@ -346,7 +364,7 @@ bool trivial(const Gemm& g) {
   Isa i = gemm_isa();                                                     \
   int mr = 0, nr = 0;                                                     \
   gemm_tile(i, &mr, &nr);                                                 \
-  GemmBlocking bl = derive_blocking(gemm_caches(), mr, nr, g.k, threads); \
+  GemmBlocking bl = blocking_for(mr, nr, g.k, threads);                   \
   switch (i) {                                                            \
     case Isa::Avx512:                                                     \
       if (g.bf16 && gemm_bf16_units()) return gemm_avx512bf16::call;      \
@@ -360,7 +378,7 @@ bool trivial(const Gemm& g) {
 #define SX_GEMM_DISPATCH(call, threads)                                   \
   int mr = 0, nr = 0;                                                     \
   gemm_tile(Isa::Baseline, &mr, &nr);                                     \
-  GemmBlocking bl = derive_blocking(gemm_caches(), mr, nr, g.k, threads); \
+  GemmBlocking bl = blocking_for(mr, nr, g.k, threads);                   \
   return gemm_baseline::call;
 #endif
 

@@ -1,0 +1,33 @@
+#pragma once
+// The softmax of a row of at most kLanes floats (attention's rows in a small
+// model: 16 keys or fewer), over one block of kLanes lanes of fixed length,
+// which g++ vectorises whole, where loops of n iterations ran mostly in their
+// scalar remainders. Element for element the operations of softmax_row
+// (k_fused.inc) and run_attention: the max, exp_f(x - max), the sum in
+// sum_lanes's lanes, each divided by it; the lanes past n hold -inf for the
+// max and 0 for the sum, which change neither. So the same bits.
+#include <cstdint>
+#include <limits>
+
+#include "backend/cpu/lanes.h"
+#include "backend/cpu/vmath.h"
+
+namespace sx::cpu {
+
+// y[j] = softmax(x[0..n))[j] for j < n <= kLanes; y may be x.
+[[gnu::always_inline]] inline void softmax_short(const float* x, float* y, int64_t n) {
+  float v[kLanes];
+  for (int l = 0; l < kLanes; ++l) v[l] = l < n ? x[l] : -std::numeric_limits<float>::infinity();
+  float m = -std::numeric_limits<float>::infinity();
+  for (int l = 0; l < kLanes; ++l) m = v[l] > m ? v[l] : m;
+  float acc[kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    v[l] = exp_f(v[l] - m);
+    acc[l] = l < n ? 0.0f + v[l] : 0.0f;  // +0 plus each term: sum_lanes's first block
+  }
+  float sum = combine(acc);
+  for (int l = 0; l < kLanes; ++l) v[l] = v[l] / sum;
+  for (int64_t j = 0; j < n; ++j) y[j] = v[j];
+}
+
+}  // namespace sx::cpu

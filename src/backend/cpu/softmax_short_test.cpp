@@ -1,0 +1,54 @@
+// softmax_short (a row of at most 16 in one block of lanes) against the loop
+// the kernels run on longer rows: bit for bit, on rows of every length up to
+// 16 with ties, zeros of both signs, -inf (masked keys), huge values and NaN.
+#include "backend/cpu/softmax_short.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace sx::cpu {
+namespace {
+
+// The long rows' softmax (k_fused.inc's softmax_row, run_attention's loop).
+void softmax_loop(const float* x, float* y, int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
+  for (int64_t j = 0; j < n; ++j) y[j] = exp_f(x[j] - m);
+  float sum = sum_lanes(y, n);
+  for (int64_t j = 0; j < n; ++j) y[j] = y[j] / sum;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
+
+TEST(SoftmaxShort, SameBitsAsTheLoopOnEveryLength) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float specials[] = {0.0f, -0.0f, -inf, inf, nan, 1e30f, -1e30f, 88.5f, -90.0f, 3.0f};
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  int checked = 0;
+  for (int64_t n = 1; n <= kLanes; ++n)
+    for (int trial = 0; trial < 400; ++trial) {
+      std::vector<float> x(n), want(n), got(n);
+      for (float& v : x) v = rng() % 5 == 0 ? specials[rng() % 10] : normal(rng);
+      if (trial % 7 == 0) x.assign(n, 2.5f);   // ties
+      if (trial % 11 == 0) x.assign(n, -inf);  // every key masked
+      softmax_loop(x.data(), want.data(), n);
+      softmax_short(x.data(), got.data(), n);
+      for (int64_t j = 0; j < n; ++j) {
+        ASSERT_TRUE(same_bits(want[j], got[j]) || (std::isnan(want[j]) && std::isnan(got[j])))
+            << "n " << n << " trial " << trial << " j " << j << ": " << want[j] << " vs " << got[j];
+        ++checked;
+      }
+      softmax_short(x.data(), x.data(), n);  // in place
+      for (int64_t j = 0; j < n; ++j) ASSERT_TRUE(same_bits(x[j], got[j]) || std::isnan(got[j]));
+    }
+  EXPECT_EQ(checked, 400 * kLanes * (kLanes + 1) / 2);
+}
+
+}  // namespace
+}  // namespace sx::cpu
