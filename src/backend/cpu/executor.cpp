@@ -127,6 +127,8 @@ void CpuExecutor::run(uint64_t rng_offset) {
 void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   const Node& n = g_.node(s.id);
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
+  if (s.fuse == Fuse::MatmulBias)
+    return run_matmul(a, static_cast<const float*>((&s)[s.fuse_next].ins[1 - s.fuse_slot]));
   if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary || s.fuse == Fuse::WhereSoftmax ||
       s.fuse == Fuse::MulReduce) {
     const Step& t = (&s)[1];

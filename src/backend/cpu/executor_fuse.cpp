@@ -39,6 +39,11 @@ bool divide_one_another(int64_t a, int64_t b) { return a > 0 && b > 0 && std::ma
 //   mask, then softmax): each task selects its rows into the softmax's
 //   output and runs the softmax over them in place, while they are in cache.
 //   Only in place, as the plan puts them when the masked scores die there.
+// - an f32 matmul then the add of a row of its last dimension's length,
+//   broadcast over its rows (a linear's bias): the row added to each tile
+//   of C while it is in registers, after the product's last k block, as the
+//   add would (the product's elements are complete; x + b == b + x). Only in
+//   place, as for the scalar.
 // - a float mul of two operands of its shape, then a sum or mean over the
 //   last axis of its output (the softmax and norm backwards): each row's
 //   products added as they are made, in the reduction's lane order. Not
@@ -53,7 +58,12 @@ int64_t CpuExecutor::fuse_pairs() {
   auto bytes = [&](NodeId id) { return g_.node(id).shape.numel() * 4; };
   int64_t scratch = 0;
   for (size_t i = 0; i + 1 < steps_.size(); ++i) {
-    Step &s = steps_[i], &t = steps_[i + 1];
+    // A product's next step is found past params (a linear's bias is traced
+    // between its product and the add): they compute nothing.
+    size_t next = i + 1;
+    if (g_.node(steps_[i].id).op == Op::Matmul)
+      while (next + 1 < steps_.size() && g_.node(steps_[next].id).op == Op::Param) ++next;
+    Step &s = steps_[i], &t = steps_[next];
     if (!s.compute || !t.compute || s.fuse != Fuse::None || t.fuse != Fuse::None) continue;
     const Node &u = g_.node(s.id), &b = g_.node(t.id);
     if (uses[s.id] != 1 || u.dtype != DType::F32 || b.dtype != DType::F32) continue;
@@ -89,6 +99,18 @@ int64_t CpuExecutor::fuse_pairs() {
     NodeId d = b.inputs[1 - slot];
     if (b.inputs[slot] != s.id || d == s.id) continue;
     const Node& dn = g_.node(d);
+
+    if (u.op == Op::Matmul && b.op == Op::Add) {
+      // The other operand a row of n (a linear's bias), broadcast over the product's rows.
+      int64_t n = u.shape.rank ? u.shape.back() : 0;
+      bool row = dn.dtype == DType::F32 && dn.shape.rank >= 1 && dn.shape.back() == n && dn.shape.numel() == n;
+      if (in_place && row && u.shape == b.shape && s.prep.mm.k > 0 && s.prep.mm.alpha == 1.0f) {
+        s.fuse_slot = slot;
+        s.fuse_next = static_cast<int>(next - i);
+        fuse_with_next(Fuse::MatmulBias);
+      }
+      continue;
+    }
 
     if (u.op == Op::Matmul && b.op == Op::Mul) {
       float alpha = static_cast<float>(dn.attrs.value);  // as run_leaf fills it

@@ -97,6 +97,7 @@ struct Vec {
   static void transpose8(const float* const*, int64_t, float*, int64_t) {}
   static T dpbf16(T acc, uint32_t, T) { return acc; }
   static T mul(T a, T b) { return a * b; }
+  static T add(T a, T b) { return a + b; }
   static unsigned ftz_begin() { return 0; }
   static void ftz_end(unsigned) {}
 };
@@ -126,6 +127,7 @@ constexpr int kMR = 4, kVecs = 16;
     static constexpr bool kDpbf16 = false;                                                                        \
     static T dpbf16(T acc, uint32_t, T) { return acc; }                                                           \
     static T mul(T a, T b) { return _mm##bits##_mul_ps(a, b); }                                                   \
+    static T add(T a, T b) { return _mm##bits##_add_ps(a, b); }                                                   \
     static unsigned ftz_begin() { return ftz_on(); }                                                              \
     static void ftz_end(unsigned modes) { ftz_restore(modes); }                                                   \
     static constexpr bool kTranspose8 = true;                                                                     \
@@ -330,11 +332,12 @@ bool set_gemm_bf16_units(bool allowed) {
 }
 
 namespace {
-// k = 0: an empty sum is +0 in every element.
+// k = 0: an empty sum is +0 in every element (then the bias, if any).
 bool trivial(const Gemm& g) {
   if (g.m <= 0 || g.n <= 0) return true;
   if (g.k > 0) return false;
-  for (int64_t i = 0; i < g.m; ++i) std::fill(g.c + i * g.ldc, g.c + i * g.ldc + g.n, 0.0f);
+  for (int64_t i = 0; i < g.m; ++i)
+    for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = g.bias ? 0.0f + g.bias[j] : 0.0f;
   return true;
 }
 }  // namespace

@@ -47,6 +47,9 @@ struct Gemm {
   int64_t ldc = 0;
   float alpha = 1.0f;
   bool bf16 = false;
+  // Optional, n floats: added to every row after alpha, c = c * alpha +
+  // bias[j], as a following add of a broadcast row would (a linear's bias).
+  const float* bias = nullptr;
 };
 
 // Whether bf16 products run on the CPU's bf16 units (AVX512-BF16's

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/isa.h"
@@ -24,6 +25,7 @@ struct Operands {
   float alpha;
   std::vector<float> a, b;
   int64_t lda, ldb;
+  std::vector<float> bias;  // empty: none; else n floats added after alpha
 
   Operands(int64_t m_, int64_t n_, int64_t k_, bool ta_, bool tb_, int64_t pad_ = 0, float alpha_ = 1.0f,
            uint32_t seed = 1)
@@ -52,7 +54,8 @@ struct Operands {
             .tb = tb,
             .c = c.data(),
             .ldc = n + pad,
-            .alpha = alpha};
+            .alpha = alpha,
+            .bias = bias.empty() ? nullptr : bias.data()};
   }
   // The definition: one fused multiply-add chain per element, from +0.
   std::vector<float> chain() const {
@@ -61,7 +64,8 @@ struct Operands {
       for (int64_t j = 0; j < n; ++j) {
         float s = 0.0f;
         for (int64_t p = 0; p < k; ++p) s = std::fma(at_a(i, p), at_b(p, j), s);
-        c[i * (n + pad) + j] = alpha != 1.0f ? s * alpha : s;
+        s = alpha != 1.0f ? s * alpha : s;
+        c[i * (n + pad) + j] = bias.empty() ? s : s + bias[j];
       }
     return c;
   }
@@ -98,6 +102,50 @@ std::vector<Isa> supported() {
   for (Isa i : {Isa::Baseline, Isa::Avx2, Isa::Avx512})
     if (static_cast<int>(i) <= static_cast<int>(best_isa())) out.push_back(i);
   return out;
+}
+
+// A linear's bias added in the product's last k block (the executor's
+// matmul + add): the chain, times alpha, plus the bias, as the add after it
+// would give, on every instruction set, serially and over the pool; and for
+// a bf16 product, its own chain plus the bias.
+TEST(Gemm, BiasIsAddedAfterTheChainOnEveryIsaAndThreadCount) {
+  IsaGuard guard;
+  struct Shape {
+    int64_t m, n, k;
+  };
+  std::vector<Shape> shapes = {{1, 1, 1}, {13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {200, 130, 600}, {16, 8, 16}};
+  const float specials[] = {-0.0f, 0.0f, 1e-40f, -3.5f, 1e30f};
+  for (Isa i : supported()) {
+    set_isa(i);
+    for (const Shape& s : shapes)
+      for (int t = 0; t < 4; ++t) {
+        Operands o(s.m, s.n, s.k, t & 1, t & 2, t == 3 ? 3 : 0, t == 2 ? 0.125f : 1.0f, static_cast<uint32_t>(s.n + t));
+        std::mt19937 rng(static_cast<uint32_t>(s.k));
+        for (int64_t j = 0; j < s.n; ++j) o.bias.push_back(j % 3 ? specials[rng() % 5] : 0.01f * static_cast<float>(j));
+        auto want = o.chain();
+        std::string where = std::string(isa_name(i)) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                            std::to_string(s.k) + " t=" + std::to_string(t);
+        EXPECT_TRUE(same_bits(serial(o), want)) << where << " serial";
+        for (int threads : {1, 2, 3}) EXPECT_TRUE(same_bits(parallel(o, threads), want)) << where << " on " << threads;
+      }
+  }
+  for (bool units : {false, true}) {  // bf16: the product without the bias, then the add
+    bool was = gemm_bf16_units();
+    set_gemm_bf16_units(units);
+    Operands o(145, 47, 513, false, true, 0, 0.125f, 5);
+    std::vector<float> plain, with, scratch(static_cast<size_t>(gemm_thread_floats(o.n)));
+    Gemm g = o.call(plain);
+    g.bf16 = true;
+    gemm(g, scratch.data());
+    for (int64_t j = 0; j < o.n; ++j) o.bias.push_back(j % 2 ? -0.0f : 0.5f * static_cast<float>(j));
+    Gemm h = o.call(with);
+    h.bf16 = true;
+    gemm(h, scratch.data());
+    for (int64_t r = 0; r < o.m; ++r)
+      for (int64_t j = 0; j < o.n; ++j) plain[r * o.n + j] = plain[r * o.n + j] + o.bias[j];
+    EXPECT_TRUE(same_bits(plain, with)) << "bf16, units " << units;
+    set_gemm_bf16_units(was);
+  }
 }
 
 TEST(Gemm, EveryElementIsTheFmaChainOnEveryIsaAndThreadCount) {

@@ -29,7 +29,7 @@ void plan_matmul(const Graph& g, const Node& node, Prep& p) {
   if (t.batches == 1) p.shared_floats = gemm_shared_floats(t.m, t.k, t.n);
 }
 
-void run_matmul(const Args& a) {
+void run_matmul(const Args& a, const float* bias) {
   const MatmulShape& t = a.prep.mm;
   bool ta = a.prep.trans[0], tb = a.prep.trans[1];
   // A folded transpose is its source, [k, m] or [n, k], read transposed.
@@ -41,6 +41,7 @@ void run_matmul(const Args& a) {
     g.c = a.fo() + p * t.m * t.n, g.ldc = t.n;
     g.alpha = t.alpha;
     g.bf16 = a.prep.bf16;
+    g.bias = bias;
     return g;
   };
   if (t.batches == 1) return gemm(product(0), a.pool, a.shared, a.scratch);

@@ -79,7 +79,9 @@ void run_reduce(const Args& a);  // sum, mean, max, logsumexp, argmax
 // products added as they are made, in float_line's order; u's output is
 // never written.
 void run_mul_reduce(const Args& u, const Args& b);
-void run_matmul(const Args& a);
+// `bias` (optional, n floats) added to every row of the result, as a
+// following add of a broadcast row would (a fused matmul + add).
+void run_matmul(const Args& a, const float* bias = nullptr);
 // Fills prep.mm and the matmul's scratch once prep.batch and prep.trans are known.
 void plan_matmul(const Graph& g, const Node& n, Prep& prep);
 void run_attention(const Args& a);
