@@ -335,7 +335,10 @@ def case_signal_at_start():
     /proc tells those apart: a process that already catches SIGTERM, or has started a thread
     (sexpgpu's first thread starts in main, after the handlers), must stop cleanly."""
     slow = {"SEXPGPU_EVAL_LIMIT": "1000000000"}
-    tries = [(["run", EXAMPLE], (0.5 + 9.5 * i / 59) / 1000, None) for i in range(60)]
+    # The example with steps enough to outlast any delay here: its 20 steps end some 50 ms after exec on an
+    # idle machine, and a run that has ended when the signal comes proves nothing (it failed so at 64 ms).
+    run_long = ["run", EXAMPLE, "--steps", "1000000"]
+    tries = [(run_long, (0.5 + 9.5 * i / 59) / 1000, None) for i in range(60)]
     for cmd in ("check", "knobs", "explain", "run"):
         tries += [([cmd, "tests/e2e/slow_compile.sx"], d / 1000, slow) for d in (1, 2, 4, 7, 10)]
     bad, early, caught = [], 0, 0
@@ -359,7 +362,7 @@ def case_signal_at_start():
     # later signals, 10 to 307 ms, until enough of them have landed after start-up to say something.
     extra = 0
     while caught < 20 and extra < 100:
-        attempt(["run", EXAMPLE], (10 + 3 * extra) / 1000, None)
+        attempt(run_long, (10 + 3 * extra) / 1000, None)
         extra += 1
     print(f"{len(tries) + extra} signals: {caught} landed with the handlers installed, {early} before the process "
           f"could install them")
