@@ -11,7 +11,7 @@
 #include "backend/cpu/isa.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/lanes.h"
-#include "backend/cpu/softmax_short.h"
+#include "backend/cpu/softmax_row.h"
 #include "backend/cpu/vmath.h"
 
 namespace sx::cpu {

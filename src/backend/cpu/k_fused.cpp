@@ -10,7 +10,7 @@
 #include "backend/cpu/isa.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/lanes.h"
-#include "backend/cpu/softmax_short.h"
+#include "backend/cpu/softmax_row.h"
 #include "backend/cpu/vmath.h"
 #include "graph/philox.h"
 #include "util/error.h"

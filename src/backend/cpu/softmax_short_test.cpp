@@ -1,8 +1,6 @@
 // softmax_short (a row of at most 16 in one block of lanes) against the loop
 // the kernels run on longer rows: bit for bit, on rows of every length up to
 // 16 with ties, zeros of both signs, -inf (masked keys), huge values and NaN.
-#include "backend/cpu/softmax_short.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,10 +9,12 @@
 #include <random>
 #include <vector>
 
+#include "backend/cpu/softmax_row.h"
+
 namespace sx::cpu {
 namespace {
 
-// The long rows' softmax (k_fused.inc's softmax_row, run_attention's loop).
+// The long rows' softmax (softmax_row_f's loop past 16, as the kernels ran it before).
 void softmax_loop(const float* x, float* y, int64_t n) {
   float m = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;

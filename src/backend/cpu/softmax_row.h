@@ -1,10 +1,12 @@
 #pragma once
-// The softmax of a row of at most kLanes floats (attention's rows in a small
-// model: 16 keys or fewer), over one block of kLanes lanes of fixed length,
+// The softmax of a contiguous row, for softmax_row (k_fused.inc) and
+// run_attention, which had each written the loop. A row of at most kLanes
+// floats (attention's rows in a small model: 16 keys or fewer) runs over one
+// block of kLanes lanes of fixed length,
 // which g++ vectorises whole, where loops of n iterations ran mostly in their
-// scalar remainders. Element for element the operations of softmax_row
-// (k_fused.inc) and run_attention: the max, exp_f(x - max), the sum in
-// sum_lanes's lanes, each divided by it; the lanes past n hold -inf for the
+// scalar remainders. Element for element the operations of the loop
+// for longer rows: the max, exp_f(x - max), the sum in sum_lanes's lanes,
+// each divided by it; the lanes past n hold -inf for the
 // max and 0 for the sum, which change neither. So the same bits.
 #include <cstdint>
 #include <limits>
@@ -28,6 +30,17 @@ namespace sx::cpu {
   float sum = combine(acc);
   for (int l = 0; l < kLanes; ++l) v[l] = v[l] / sum;
   for (int64_t j = 0; j < n; ++j) y[j] = v[j];
+}
+
+// y[j] = softmax(x[0..n))[j] for j < n; y may be x. n = 0 writes nothing.
+[[gnu::always_inline]] inline void softmax_row_f(const float* x, float* y, int64_t n) {
+  if (n > 0 && n <= kLanes) return softmax_short(x, y, n);
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
+#pragma GCC ivdep
+  for (int64_t j = 0; j < n; ++j) y[j] = exp_f(x[j] - m);
+  float sum = sum_lanes(y, n);
+  for (int64_t j = 0; j < n; ++j) y[j] = y[j] / sum;
 }
 
 }  // namespace sx::cpu
