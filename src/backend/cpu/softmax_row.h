@@ -16,12 +16,28 @@
 
 namespace sx::cpu {
 
+// What `m = -inf; for each l: m = v[l] > m ? v[l] : m` gives, up to the
+// sign of a zero, in a tree of halves (the loop was a chain of 16 scalar
+// compares). NaNs count as -inf, as the loop skips them. Ties keep the
+// lower half's value, so of equal values another may win than the
+// loop's first: equal floats have the same bits except +0 and -0, and the
+// softmax reads m only as x - m, where a zero's sign changes nothing that
+// exp_f sees (x - m is +-0 only for x = +-0, and exp_f(+-0) = 1).
+[[gnu::always_inline]] inline float max_short(const float* v) {
+  float w[kLanes];
+  for (int l = 0; l < kLanes; ++l) w[l] = v[l] == v[l] ? v[l] : -std::numeric_limits<float>::infinity();
+#pragma GCC unroll 4
+  for (int h = kLanes / 2; h > 0; h /= 2)
+#pragma GCC unroll 8
+    for (int l = 0; l < h; ++l) w[l] = w[l + h] > w[l] ? w[l + h] : w[l];
+  return w[0];
+}
+
 // y[j] = softmax(x[0..n))[j] for j < n <= kLanes; y may be x.
 [[gnu::always_inline]] inline void softmax_short(const float* x, float* y, int64_t n) {
   float v[kLanes];
   for (int l = 0; l < kLanes; ++l) v[l] = l < n ? x[l] : -std::numeric_limits<float>::infinity();
-  float m = -std::numeric_limits<float>::infinity();
-  for (int l = 0; l < kLanes; ++l) m = v[l] > m ? v[l] : m;
+  float m = max_short(v);
   float acc[kLanes];
   for (int l = 0; l < kLanes; ++l) {
     v[l] = exp_f(v[l] - m);
@@ -29,7 +45,8 @@ namespace sx::cpu {
   }
   float sum = combine(acc);
   for (int l = 0; l < kLanes; ++l) v[l] = v[l] / sum;
-  for (int64_t j = 0; j < n; ++j) y[j] = v[j];
+  for (int l = 0; l < kLanes; ++l)  // a masked store (a loop of n became a call of memcpy)
+    if (l < n) y[l] = v[l];
 }
 
 // y[j] = softmax(x[0..n))[j] for j < n; y may be x. n = 0 writes nothing.

@@ -37,6 +37,8 @@ TEST(SoftmaxShort, SameBitsAsTheLoopOnEveryLength) {
       for (float& v : x) v = rng() % 5 == 0 ? specials[rng() % 10] : normal(rng);
       if (trial % 7 == 0) x.assign(n, 2.5f);   // ties
       if (trial % 11 == 0) x.assign(n, -inf);  // every key masked
+      if (trial % 13 == 0)                     // the max a zero, of either sign, maybe several
+        for (float& v : x) v = rng() % 3 == 0 ? 0.0f : rng() % 2 ? -0.0f : -1.0f - static_cast<float>(rng() % 3);
       softmax_loop(x.data(), want.data(), n);
       softmax_short(x.data(), got.data(), n);
       for (int64_t j = 0; j < n; ++j) {
@@ -48,6 +50,28 @@ TEST(SoftmaxShort, SameBitsAsTheLoopOnEveryLength) {
       for (int64_t j = 0; j < n; ++j) ASSERT_TRUE(same_bits(x[j], got[j]) || std::isnan(got[j]));
     }
   EXPECT_EQ(checked, 400 * kLanes * (kLanes + 1) / 2);
+}
+
+// max_short's tree against the loop's chain: the same value, of the same
+// bits but for the sign of a zero, NaNs skipped.
+TEST(SoftmaxShort, TreeMaxIsTheLoopsMax) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float pool[] = {0.0f, -0.0f, -inf, inf, nan, 1.0f, -1.0f, 2.0f};
+  std::mt19937 rng(5);
+  int zero_signs_differ = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    float v[kLanes];
+    for (float& x : v) x = pool[rng() % 8];
+    float want = -inf;
+    for (float x : v) want = x > want ? x : want;
+    float got = max_short(v);
+    if (want == 0.0f && got == 0.0f) {
+      zero_signs_differ += std::signbit(want) != std::signbit(got);
+      continue;
+    }
+    ASSERT_TRUE(same_bits(want, got)) << "trial " << trial << ": " << want << " vs " << got;
+  }
+  EXPECT_GT(zero_signs_differ, 0);  // the case the softmax test above covers: it happens
 }
 
 }  // namespace
