@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "util/error.h"
 
@@ -64,10 +66,24 @@ void HostMemoryDevice::accumulate_gradients(GraphHandle train, int64_t j, int64_
   for (auto& [path, g] : step_gradient_) g = sums_.at(path).data();
 }
 
+namespace {
+// Whether x[0..n) holds an inf or a NaN (an exponent of all ones): a loop
+// without an early exit, which g++ vectorises (isfinite's branch per
+// element was 2% of a tiny model's step).
+bool any_nonfinite(const float* x, size_t n) {
+  uint32_t any = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    any |= (bits & 0x7f800000u) == 0x7f800000u;
+  }
+  return any != 0;
+}
+}  // namespace
+
 std::optional<std::string> HostMemoryDevice::first_nonfinite_gradient() const {
   for (const auto& [path, g] : step_gradient_)
-    for (size_t i = 0, n = params_.values.at(path).size(); i < n; ++i)
-      if (!std::isfinite(g[i])) return path;
+    if (any_nonfinite(g, params_.values.at(path).size())) return path;
   return std::nullopt;
 }
 
