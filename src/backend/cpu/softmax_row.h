@@ -16,16 +16,22 @@
 
 namespace sx::cpu {
 
-// What `m = -inf; for each l: m = v[l] > m ? v[l] : m` gives, up to the
-// sign of a zero, in a tree of halves (the loop was a chain of 16 scalar
-// compares). NaNs count as -inf, as the loop skips them. Ties keep the
-// lower half's value, so of equal values another may win than the
-// loop's first: equal floats have the same bits except +0 and -0, and the
-// softmax reads m only as x - m, where a zero's sign changes nothing that
-// exp_f sees (x - m is +-0 only for x = +-0, and exp_f(+-0) = 1).
-[[gnu::always_inline]] inline float max_short(const float* v) {
+// What `m = -inf; for each j: m = x[j] > m ? x[j] : m` gives, up to the
+// sign of a zero: the same compare in kLanes lanes (lane l over j = l mod
+// kLanes), then a tree of halves (the loop was a chain of n scalar
+// compares). A lane starts at -inf and skips NaNs as the loop does, so the
+// tree sees no NaN. Of equal values another may win than the loop's first:
+// equal floats have the same bits except +0 and -0. So for a caller that
+// reads m only through x - m, exp_f and m + log(sum >= 1), which a zero's
+// sign does not change (x - m is +-0 only for x = +-0, and exp_f(+-0) = 1),
+// not for one that returns m.
+[[gnu::always_inline]] inline float max_lanes(const float* x, int64_t n) {
   float w[kLanes];
-  for (int l = 0; l < kLanes; ++l) w[l] = v[l] == v[l] ? v[l] : -std::numeric_limits<float>::infinity();
+  for (int l = 0; l < kLanes; ++l) w[l] = -std::numeric_limits<float>::infinity();
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) w[l] = x[j + l] > w[l] ? x[j + l] : w[l];
+  for (int l = 0; j + l < n; ++l) w[l] = x[j + l] > w[l] ? x[j + l] : w[l];
 #pragma GCC unroll 4
   for (int h = kLanes / 2; h > 0; h /= 2)
 #pragma GCC unroll 8
@@ -37,7 +43,7 @@ namespace sx::cpu {
 [[gnu::always_inline]] inline void softmax_short(const float* x, float* y, int64_t n) {
   float v[kLanes];
   for (int l = 0; l < kLanes; ++l) v[l] = l < n ? x[l] : -std::numeric_limits<float>::infinity();
-  float m = max_short(v);
+  float m = max_lanes(v, kLanes);
   float acc[kLanes];
   for (int l = 0; l < kLanes; ++l) {
     v[l] = exp_f(v[l] - m);
@@ -52,8 +58,7 @@ namespace sx::cpu {
 // y[j] = softmax(x[0..n))[j] for j < n; y may be x. n = 0 writes nothing.
 [[gnu::always_inline]] inline void softmax_row_f(const float* x, float* y, int64_t n) {
   if (n > 0 && n <= kLanes) return softmax_short(x, y, n);
-  float m = -std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
+  float m = max_lanes(x, n);
 #pragma GCC ivdep
   for (int64_t j = 0; j < n; ++j) y[j] = exp_f(x[j] - m);
   float sum = sum_lanes(y, n);

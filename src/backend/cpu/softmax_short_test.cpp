@@ -1,6 +1,7 @@
-// softmax_short (a row of at most 16 in one block of lanes) against the loop
-// the kernels run on longer rows: bit for bit, on rows of every length up to
-// 16 with ties, zeros of both signs, -inf (masked keys), huge values and NaN.
+// softmax_short (a row of at most 16 in one block of lanes) and softmax_row_f
+// against the loop the kernels ran before (a chain of compares for the max):
+// bit for bit, on rows of every length up to 16 and longer ones, with ties,
+// zeros of both signs, -inf (masked keys), huge values and NaN.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,7 +15,7 @@
 namespace sx::cpu {
 namespace {
 
-// The long rows' softmax (softmax_row_f's loop past 16, as the kernels ran it before).
+// The softmax as the kernels ran it before max_lanes.
 void softmax_loop(const float* x, float* y, int64_t n) {
   float m = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
@@ -52,26 +53,48 @@ TEST(SoftmaxShort, SameBitsAsTheLoopOnEveryLength) {
   EXPECT_EQ(checked, 400 * kLanes * (kLanes + 1) / 2);
 }
 
-// max_short's tree against the loop's chain: the same value, of the same
-// bits but for the sign of a zero, NaNs skipped.
+TEST(SoftmaxShort, LongRowsSameBitsAsTheLoop) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float specials[] = {0.0f, -0.0f, -inf, inf, nan, 1e30f, -1e30f, 88.5f, -90.0f, 3.0f};
+  std::mt19937 rng(12);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  for (int64_t n : {17, 31, 32, 33, 64, 100, 128, 513})
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<float> x(n), want(n), got(n);
+      for (float& v : x) v = rng() % 9 == 0 ? specials[rng() % 10] : normal(rng);
+      if (trial % 3 == 0)  // no NaN or inf: most rows of a real model
+        for (float& v : x) v = std::isfinite(v) ? v : 1.0f;
+      if (trial % 13 == 0)  // the max a zero, of either sign, maybe several
+        for (float& v : x) v = rng() % 3 == 0 ? 0.0f : rng() % 2 ? -0.0f : -1.0f - static_cast<float>(rng() % 3);
+      softmax_loop(x.data(), want.data(), n);
+      softmax_row_f(x.data(), got.data(), n);
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_TRUE(same_bits(want[j], got[j]) || (std::isnan(want[j]) && std::isnan(got[j])))
+            << "n " << n << " trial " << trial << " j " << j << ": " << want[j] << " vs " << got[j];
+    }
+}
+
+// max_lanes against the loop's chain: the same value, of the same bits but
+// for the sign of a zero, NaNs skipped, on every length to 40.
 TEST(SoftmaxShort, TreeMaxIsTheLoopsMax) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const float pool[] = {0.0f, -0.0f, -inf, inf, nan, 1.0f, -1.0f, 2.0f};
   std::mt19937 rng(5);
   int zero_signs_differ = 0;
-  for (int trial = 0; trial < 20000; ++trial) {
-    float v[kLanes];
+  for (int trial = 0; trial < 40000; ++trial) {
+    int64_t n = trial % 41;
+    float v[41];
     for (float& x : v) x = pool[rng() % 8];
     float want = -inf;
-    for (float x : v) want = x > want ? x : want;
-    float got = max_short(v);
+    for (int64_t j = 0; j < n; ++j) want = v[j] > want ? v[j] : want;
+    float got = max_lanes(v, n);
     if (want == 0.0f && got == 0.0f) {
       zero_signs_differ += std::signbit(want) != std::signbit(got);
       continue;
     }
     ASSERT_TRUE(same_bits(want, got)) << "trial " << trial << ": " << want << " vs " << got;
   }
-  EXPECT_GT(zero_signs_differ, 0);  // the case the softmax test above covers: it happens
+  EXPECT_GT(zero_signs_differ, 0);                    // the case the softmax test above covers: it happens
   EXPECT_TRUE(same_bits(exp_f(0.0f), exp_f(-0.0f)));  // why it changes nothing
 }
 
