@@ -129,13 +129,14 @@ void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
   if (s.fuse == Fuse::MatmulBias)
     return run_matmul(a, static_cast<const float*>((&s)[s.fuse_next].ins[1 - s.fuse_slot]));
-  if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary || s.fuse == Fuse::WhereSoftmax ||
-      s.fuse == Fuse::MulReduce) {
+  if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary || s.fuse == Fuse::BinaryScale ||
+      s.fuse == Fuse::WhereSoftmax || s.fuse == Fuse::MulReduce) {
     const Step& t = (&s)[1];
     Args b{g_.node(t.id), g_, t.ins.data(), ptr_[t.id], t.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
     if (s.fuse == Fuse::WhereSoftmax) return run_where_softmax(a, b);
     if (s.fuse == Fuse::MulReduce) return run_mul_reduce(a, b);
-    return s.fuse == Fuse::Binary ? run_binary_binary(a, b, s.fuse_slot) : run_unary_binary(a, b, s.fuse_slot);
+    if (s.fuse == Fuse::GeluGradMul) return run_unary_binary(a, b, s.fuse_slot);
+    return run_binary_binary(a, b, s.fuse_slot, s.fuse == Fuse::BinaryScale ? &s.fuse_scale : nullptr);
   }
   switch (op_kind(n.op)) {
     case OpKind::Leaf:

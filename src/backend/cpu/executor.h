@@ -67,7 +67,17 @@ class CpuExecutor {
   const std::array<double, kNumOps>& op_seconds() const { return op_seconds_; }
 
   // A step computed with the next one in one pass (fuse_pairs, executor_fuse.cpp).
-  enum class Fuse { None, GeluGradMul, Binary, MatmulScale, WhereSoftmax, MulReduce, MatmulBias, IntoPrevious };
+  enum class Fuse {
+    None,
+    GeluGradMul,
+    Binary,
+    BinaryScale,
+    MatmulScale,
+    WhereSoftmax,
+    MulReduce,
+    MatmulBias,
+    IntoPrevious
+  };
   // How many steps the schedule runs fused this way (for tests and the benchmark).
   int fused(Fuse kind) const { return fusions_[static_cast<int>(kind)]; }
 
@@ -78,8 +88,9 @@ class CpuExecutor {
     std::vector<const void*> ins;
     bool compute;  // false for params, inputs, views and steps fused into the previous one
     Fuse fuse = Fuse::None;
-    int fuse_slot = 0;  // which input of the next step this one's output is
-    int fuse_next = 1;  // how far on that step is (params, which compute nothing, may sit between)
+    int fuse_slot = 0;        // which input of the next step this one's output is
+    int fuse_next = 1;        // how far on that step is (params, which compute nothing, may sit between)
+    float fuse_scale = 1.0f;  // BinaryScale: the third step's scalar
   };
   int64_t fuse_pairs();
   void resolve_pointers();

@@ -10,6 +10,12 @@ namespace {
 
 bool f32_binary(Op op) { return op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div; }
 
+// A constant f32 scalar (a full of one element): its value as run_leaf fills it.
+bool scalar_f32(const Node& n) {
+  return n.op == Op::Full && n.dtype == DType::F32 && n.shape.numel() == 1 &&
+         std::isfinite(static_cast<float>(n.attrs.value));
+}
+
 // Whether bytes [o, o + len) and [xo, xo + xlen) are the same buffer or do not
 // meet (a negative offset lives outside the arena).
 bool same_or_disjoint(int64_t o, int64_t len, int64_t xo, int64_t xlen) {
@@ -30,6 +36,10 @@ bool divide_one_another(int64_t a, int64_t b) { return a > 0 && b > 0 && std::ma
 //   The first step's buffer is never written. Not when the second's output
 //   buffer partly overlaps an input of the first: it starts after their
 //   last use, so the plan may have put it over part of their dead bytes.
+//   And when the step after the pair multiplies the pair's output, which
+//   nothing else reads, by a constant scalar in place (the softmax
+//   backward's ds * scale), that mul too (BinaryScale): each segment of
+//   the second step's output times the scalar as it is written.
 // - an f32 matmul then its mul by a constant scalar (attention's scores
 //   recomputed for the backward, q k^T * scale): the scalar as the product's
 //   alpha, which multiplies each element once its sum is complete, as the
@@ -113,10 +123,8 @@ int64_t CpuExecutor::fuse_pairs() {
     }
 
     if (u.op == Op::Matmul && b.op == Op::Mul) {
-      float alpha = static_cast<float>(dn.attrs.value);  // as run_leaf fills it
-      bool scalar = dn.op == Op::Full && dn.dtype == DType::F32 && dn.shape.numel() == 1 && std::isfinite(alpha);
-      if (in_place && scalar && u.shape == b.shape && s.prep.mm.k > 0) {
-        s.prep.mm.alpha = alpha;
+      if (in_place && scalar_f32(dn) && u.shape == b.shape && s.prep.mm.k > 0) {
+        s.prep.mm.alpha = static_cast<float>(dn.attrs.value);
         fuse_with_next(Fuse::MatmulScale);
       }
       continue;
@@ -138,7 +146,25 @@ int64_t CpuExecutor::fuse_pairs() {
     if (!ok) continue;
     fuse_with_next(gelu ? Fuse::GeluGradMul : Fuse::Binary);
     s.fuse_slot = slot;
-    if (binary) scratch = std::max(scratch, kFuseSegment);
+    if (!binary) continue;
+    scratch = std::max(scratch, kFuseSegment);
+    // The scalar's full is scheduled just before its mul: stepped over (it
+    // fills its own buffer; the fused pass takes the value from the node).
+    size_t third = next + 1;
+    while (third + 1 < steps_.size() && g_.node(steps_[third].id).op == Op::Full) ++third;
+    if (third < steps_.size() && uses[t.id] == 1) {
+      Step& w = steps_[third];
+      const Node& wn = g_.node(w.id);
+      bool first = wn.inputs.size() == 2 && wn.inputs[0] == t.id;
+      NodeId x = wn.inputs.size() == 2 ? wn.inputs[first ? 1 : 0] : t.id;
+      if (w.compute && w.fuse == Fuse::None && wn.op == Op::Mul && x != t.id && wn.dtype == DType::F32 &&
+          wn.shape == b.shape && plan_.offset[w.id] == bo && bytes(w.id) == len && scalar_f32(g_.node(x))) {
+        s.fuse = Fuse::BinaryScale;
+        s.fuse_scale = static_cast<float>(g_.node(x).attrs.value);
+        w.fuse = Fuse::IntoPrevious;
+        w.compute = false;
+      }
+    }
   }
   for (const Step& s : steps_) ++fusions_[static_cast<int>(s.fuse)];
   return scratch;

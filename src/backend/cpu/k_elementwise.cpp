@@ -18,6 +18,8 @@ void run_elementwise(const Args& a) { SX_DISPATCH(run_elementwise, a); }
 
 void run_unary_binary(const Args& u, const Args& b, int slot) { SX_DISPATCH(run_unary_binary, u, b, slot); }
 
-void run_binary_binary(const Args& u, const Args& b, int slot) { SX_DISPATCH(run_binary_binary, u, b, slot); }
+void run_binary_binary(const Args& u, const Args& b, int slot, const float* scale) {
+  SX_DISPATCH(run_binary_binary, u, b, slot, scale);
+}
 
 }  // namespace sx::cpu

@@ -69,7 +69,7 @@ void run_unary_binary(const Args& u, const Args& b, int slot);
 // scratch (kFuseSegment floats): b's output, and u's never written. The two
 // ops' inner lengths must be multiples of each other.
 constexpr int64_t kFuseSegment = 2048;
-void run_binary_binary(const Args& u, const Args& b, int slot);
+void run_binary_binary(const Args& u, const Args& b, int slot, const float* scale);
 // A where `u` and the softmax `b` over the last axis of its output, in place
 // (b's output is u's): each task selects its rows, then softmaxes them.
 void run_where_softmax(const Args& u, const Args& b);

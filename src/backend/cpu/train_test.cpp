@@ -118,7 +118,7 @@ TEST(CpuTrain, BitIdenticalForAnyThreadCount) {
 // The executor fuses pairs of steps (fuse_pairs: gelu-grad and mul, float
 // add/sub/mul/div and another, a matmul and its mul by a scalar, a where and
 // the softmax of it, a mul and its sum or mean over the last axis, a matmul and
-// its bias): the same bits as computing them apart, which it
+// its bias; a binary pair and the mul by a scalar after it): the same bits as computing them apart, which it
 // does when the first one's output is also a graph output. Every kind fires on the gpt step, in f32 and (all but the
 // matmul's, whose product is rounded to bf16 before the mul) in bf16.
 TEST(CpuTrain, FusedPairsGiveTheSameBits) {
@@ -128,8 +128,8 @@ TEST(CpuTrain, FusedPairsGiveTheSameBits) {
     Case c = gpt_case({.batch = 4, .seq = 16, .vocab = 50, .d = 32, .heads = 4, .layers = 2}, &s, bf16);
     plan::Plan p = plan::make_plan(c.g, s.outs);
     CpuExecutor ex(c.g, p, 2);
-    for (Fuse kind :
-         {Fuse::GeluGradMul, Fuse::Binary, Fuse::MatmulScale, Fuse::WhereSoftmax, Fuse::MulReduce, Fuse::MatmulBias}) {
+    for (Fuse kind : {Fuse::GeluGradMul, Fuse::Binary, Fuse::BinaryScale, Fuse::MatmulScale, Fuse::WhereSoftmax,
+                      Fuse::MulReduce, Fuse::MatmulBias}) {
       if (bf16 && (kind == Fuse::MatmulScale || kind == Fuse::MatmulBias)) continue;
       EXPECT_GT(ex.fused(kind), 0) << "kind " << static_cast<int>(kind);
     }
