@@ -53,18 +53,21 @@ inline float grad_at(const float* g, size_t i, float coef) {
   return Clip ? x * coef : x;
 }
 
-// Adam's moment and parameter update over n elements; the branches are
-// hoisted so that the loop vectorises (same arithmetic, element by element).
-template <bool Clip>
+// Adam's moment and parameter update over n elements, after AdamW's
+// decoupled decay (p * decay, rounded, as its own pass over p had done);
+// the branches are hoisted so that the loop vectorises (same arithmetic,
+// element by element).
+template <bool Clip, bool Decay>
 void adam_loop(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, size_t n,
-               float coef, float b1, float b2, float one_minus_b1, float one_minus_b2, float bc2_sqrt, float eps,
-               float step_size) {
+               float decay, float coef, float b1, float b2, float one_minus_b1, float one_minus_b2, float bc2_sqrt,
+               float eps, float step_size) {
   for (size_t i = 0; i < n; ++i) {
+    float pi = Decay ? p[i] * decay : p[i];
     float gi = grad_at<Clip>(g, i, coef);
     m[i] = m[i] * b1 + one_minus_b1 * gi;
     v[i] = v[i] * b2 + one_minus_b2 * gi * gi;
     float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
-    p[i] = p[i] + step_size * m[i] / denom;
+    p[i] = pi + step_size * m[i] / denom;
   }
 }
 
@@ -78,12 +81,16 @@ __attribute__((target_clones("avx512f", "avx2", "default")))
 void adam_update(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, size_t n,
                  bool decoupled, float decay, bool clip, float coef, float b1, float b2, float one_minus_b1,
                  float one_minus_b2, float bc2_sqrt, float eps, float step_size) {
-  if (decoupled)  // decoupled weight decay first, as torch.optim.AdamW
-    for (size_t i = 0; i < n; ++i) p[i] = p[i] * decay;
-  if (clip)
-    adam_loop<true>(p, g, m, v, n, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
+  // Decoupled weight decay first, as torch.optim.AdamW, in the same pass.
+  // Called directly, so that each clone inlines its own loop.
+  if (clip && decoupled)
+    adam_loop<true, true>(p, g, m, v, n, decay, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
+  else if (clip)
+    adam_loop<true, false>(p, g, m, v, n, decay, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
+  else if (decoupled)
+    adam_loop<false, true>(p, g, m, v, n, decay, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
   else
-    adam_loop<false>(p, g, m, v, n, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
+    adam_loop<false, false>(p, g, m, v, n, decay, coef, b1, b2, one_minus_b1, one_minus_b2, bc2_sqrt, eps, step_size);
 }
 
 template <bool Clip>
