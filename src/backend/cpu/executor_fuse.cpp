@@ -155,10 +155,11 @@ int64_t CpuExecutor::fuse_pairs() {
     if (third < steps_.size() && uses[t.id] == 1) {
       Step& w = steps_[third];
       const Node& wn = g_.node(w.id);
-      bool first = wn.inputs.size() == 2 && wn.inputs[0] == t.id;
-      NodeId x = wn.inputs.size() == 2 ? wn.inputs[first ? 1 : 0] : t.id;
-      if (w.compute && w.fuse == Fuse::None && wn.op == Op::Mul && x != t.id && wn.dtype == DType::F32 &&
-          wn.shape == b.shape && plan_.offset[w.id] == bo && bytes(w.id) == len && scalar_f32(g_.node(x))) {
+      // A mul of the pair's output (once) and of the other operand x.
+      bool mul_of_t = wn.op == Op::Mul && (wn.inputs[0] == t.id) != (wn.inputs[1] == t.id);
+      NodeId x = mul_of_t ? wn.inputs[wn.inputs[0] == t.id ? 1 : 0] : t.id;
+      if (mul_of_t && w.compute && w.fuse == Fuse::None && wn.dtype == DType::F32 && wn.shape == b.shape &&
+          plan_.offset[w.id] == bo && bytes(w.id) == len && scalar_f32(g_.node(x))) {
         s.fuse = Fuse::BinaryScale;
         s.fuse_scale = static_cast<float>(g_.node(x).attrs.value);
         w.fuse = Fuse::IntoPrevious;

@@ -7,6 +7,7 @@
 #include "backend/cpu/isa.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/vmath.h"
+#include "backend/cpu/where_row.h"
 #include "util/error.h"
 // The body, once per instruction set (isa.h).
 #define SX_ISA_BODY "backend/cpu/k_elementwise.inc"

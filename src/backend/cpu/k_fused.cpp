@@ -12,6 +12,7 @@
 #include "backend/cpu/lanes.h"
 #include "backend/cpu/softmax_row.h"
 #include "backend/cpu/vmath.h"
+#include "backend/cpu/where_row.h"
 #include "graph/philox.h"
 #include "util/error.h"
 // The body, once per instruction set (isa.h).
