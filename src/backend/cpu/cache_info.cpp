@@ -56,26 +56,44 @@ CacheSizes read_sysfs_caches(const std::string& dir) {
   return c;
 }
 
+CacheSizes amd_legacy_caches(unsigned ecx5, unsigned ecx6, unsigned edx6) {
+  CacheSizes c;
+  c.l1d = static_cast<int64_t>(ecx5 >> 24) << 10;
+  c.l2 = static_cast<int64_t>(ecx6 >> 16) << 10;
+  c.l3 = static_cast<int64_t>(edx6 >> 18) << 19;
+  return c;
+}
+
 CacheSizes read_cpuid_caches() {
   CacheSizes c;
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, cx = 0, d = 0;
   if (!__get_cpuid(0, &a, &b, &cx, &d)) return c;
   bool amd = b == 0x68747541;  // "Auth"enticAMD
+  unsigned max_ext = __get_cpuid_max(0x80000000, nullptr);
   unsigned leaf = 4;
   if (amd) {
-    unsigned max_ext = __get_cpuid_max(0x80000000, nullptr);
-    if (max_ext < 0x8000001D) return c;
-    leaf = 0x8000001D;
+    leaf = max_ext < 0x8000001D ? 0 : 0x8000001D;
   } else if (a < 4) {
     return c;
   }
-  for (unsigned sub = 0; sub < 16; ++sub) {
+  for (unsigned sub = 0; leaf != 0 && sub < 16; ++sub) {
     __cpuid_count(leaf, sub, a, b, cx, d);
     unsigned type = a & 31, level = (a >> 5) & 7;
     if (type == 0) break;
     int64_t bytes = static_cast<int64_t>((b >> 22) + 1) * (((b >> 12) & 1023) + 1) * ((b & 4095) + 1) * (cx + 1ll);
     take(c, static_cast<int>(level), type == 1 || type == 3, bytes);
+  }
+  // A hypervisor may zero AMD's 0x8000001D (the 2-core Zen 5 VMs measured
+  // in docs/performance.md do) while it still fills the older size leaves.
+  if (amd && max_ext >= 0x80000006) {
+    unsigned ecx5 = 0, ecx6 = 0, edx6 = 0;
+    __cpuid(0x80000005, a, b, ecx5, d);
+    __cpuid(0x80000006, a, b, ecx6, edx6);
+    CacheSizes legacy = amd_legacy_caches(ecx5, ecx6, edx6);
+    take(c, 1, true, legacy.l1d);
+    take(c, 2, true, legacy.l2);
+    take(c, 3, true, legacy.l3);
   }
 #endif
   return c;

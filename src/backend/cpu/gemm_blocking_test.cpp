@@ -121,6 +121,18 @@ TEST(GemmBlocking, CachesFromSysfsOrDefaults) {
   EXPECT_GT(m.l3, 0);
 }
 
+// AMD's older size leaves, as the 2-core Zen 5 VM of docs/performance.md
+// answers them (it zeroes 0x8000001D): 48K L1d, 1M L2, and an L3 of 1016
+// units of 512 KiB (the whole socket's, as that hypervisor reports it).
+TEST(CacheInfo, AmdLegacyLeavesDecoded) {
+  CacheSizes c = amd_legacy_caches(0x300c0140u, 0x04006140u, 0x0fe09140u);
+  EXPECT_EQ(c.l1d, 48 << 10);
+  EXPECT_EQ(c.l2, 1 << 20);
+  EXPECT_EQ(c.l3, int64_t{1016} << 19);
+  CacheSizes none = amd_legacy_caches(0, 0, 0);  // a leaf that says nothing gives no size
+  EXPECT_EQ(none.l1d + none.l2 + none.l3, 0);
+}
+
 // The bf16 product's step as Intel's SDM defines VDPBF16PS's ("FP32 FMA with
 // DAZ in, FTZ out and RNE rounding"), written independently of gemm.cpp:
 // the exact value in long double (exact for the cases below), tininess
