@@ -252,6 +252,13 @@ GemmBlocking derive_blocking(const CacheSizes& c, int mr, int nr, int64_t k, int
   GemmBlocking b;
   int64_t kc = c.l1d / 2 / (nr * 4) / 16 * 16;
   b.kc = std::clamp<int64_t>(kc, 64, kGemmKcMax);
+  // k blocks of one length (a multiple of 16): k = 256 under a KC of 192
+  // ran a block of 64 steps after one of 192, whose tiles' loads and
+  // stores of C cost as much as the first's.
+  if (k > b.kc) {
+    int64_t blocks = (k + b.kc - 1) / b.kc;
+    b.kc = round_up((k + blocks - 1) / blocks, 16);
+  }
   int64_t mc = c.l2 / 2 / (b.kc * 4) / mr * mr;
   b.mc = std::clamp<int64_t>(mc, mr, kGemmMcMax / mr * mr);
   int64_t slab = c.l3 / std::max(threads, 1) / 2;  // bytes of op(B) a thread keeps across its row blocks

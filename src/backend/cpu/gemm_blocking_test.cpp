@@ -84,7 +84,9 @@ TEST(GemmBlocking, DerivedFromTheCachesAndSane) {
   EXPECT_EQ(spr.kc, 384);
   gemm_tile(Isa::Avx512, &mr, &nr);
   EXPECT_EQ(derive_blocking(kZen4, mr, nr, 256, 2).kc, 128);
-  EXPECT_EQ(derive_blocking(kSapphireRapids, mr, nr, 256, 2).kc, 192);
+  EXPECT_EQ(derive_blocking(kSapphireRapids, mr, nr, 256, 2).kc, 128);  // two blocks of 128, not 192 + 64
+  EXPECT_EQ(derive_blocking(kSapphireRapids, mr, nr, 2048, 2).kc, 192);
+  EXPECT_EQ(derive_blocking(kSapphireRapids, mr, nr, 1024, 2).kc, 176);  // six blocks: 5 x 176 + 144
   // A big op(B) is cut into groups that fit a thread's share of L3.
   EXPECT_EQ(derive_blocking(kZen4, mr, nr, 2048, 2).nc_panels, (32 << 20) / 2 / 2 / (2048 * nr * 4));
 }
