@@ -55,6 +55,8 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
     steps_.push_back(std::move(s));
   }
   scratch = std::max(scratch, fuse_pairs());
+  scratch = std::max(scratch, fuse_attention_grads());
+  if (staging_floats_ > 0) staging_.reset(new float[staging_floats_]);
   for (int t = 0; t < pool_.size(); ++t) {
     scratch_.emplace_back(new float[std::max<int64_t>(scratch, 1)]);
     scratch_ptrs_.push_back(scratch_.back().get());
@@ -119,12 +121,14 @@ void CpuExecutor::run(uint64_t rng_offset) {
     }
     auto start = std::chrono::steady_clock::now();
     execute(s, rng_offset);
-    op_seconds_[static_cast<int>(n.op)] +=
+    // A region of attention's backward counts as attention.
+    op_seconds_[static_cast<int>(s.region >= 0 ? Op::Attention : n.op)] +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 }
 
 void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
+  if (s.region >= 0) return run_attention_grad_region(attention_grads_[s.region], rng_offset);
   const Node& n = g_.node(s.id);
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
   if (s.fuse == Fuse::MatmulBias)

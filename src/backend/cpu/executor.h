@@ -76,6 +76,7 @@ class CpuExecutor {
     WhereSoftmax,
     MulReduce,
     MatmulBias,
+    AttentionGrad,  // attention's backward, head by head (counted once per region)
     IntoPrevious
   };
   // How many steps the schedule runs fused this way (for tests and the benchmark).
@@ -91,8 +92,21 @@ class CpuExecutor {
     int fuse_slot = 0;        // which input of the next step this one's output is
     int fuse_next = 1;        // how far on that step is (params, which compute nothing, may sit between)
     float fuse_scale = 1.0f;  // BinaryScale: the third step's scalar
+    int region = -1;          // the attention_grads_ region this step runs (its first member)
+  };
+  // Attention's backward found in the schedule (executor_attention_grad.cpp):
+  // the member steps, by role, and the steps between them that it runs first.
+  struct AttentionGradRegion {
+    size_t scores, where, dv, dp, mul, first, dq, dk;  // steps; a pair's partner is the step after
+    size_t second;                                     // the pair's second step
+    std::vector<size_t> hoisted;
+    int64_t stage[3];          // dV, dQ, dK: where in staging_ it is written first, or -1
+    AttentionGradSteps shape;  // ids, scale and sizes (its Args are made when it runs)
   };
   int64_t fuse_pairs();
+  int64_t fuse_attention_grads();
+  void run_attention_grad_region(const AttentionGradRegion& r, uint64_t rng_offset);
+  Args args(size_t step, uint64_t rng_offset);
   void resolve_pointers();
   void execute(Step& s, uint64_t rng_offset);
 
@@ -108,6 +122,9 @@ class CpuExecutor {
   std::unique_ptr<float[]> shared_;
   bool profiling_ = false;
   std::array<double, kNumOps> op_seconds_{};
+  std::vector<AttentionGradRegion> attention_grads_;
+  std::unique_ptr<float[]> staging_;  // attention_grads_'s staged outputs
+  int64_t staging_floats_ = 0;
   std::array<int, static_cast<int>(Fuse::IntoPrevious) + 1> fusions_{};  // per kind
 };
 

@@ -29,18 +29,24 @@ void plan_matmul(const Graph& g, const Node& node, Prep& p) {
   if (t.batches == 1) p.shared_floats = gemm_shared_floats(t.m, t.k, t.n);
 }
 
-void run_matmul(const Args& a, const float* bias) {
+Gemm matmul_product(const Args& a, int64_t p) {
   const MatmulShape& t = a.prep.mm;
   bool ta = a.prep.trans[0], tb = a.prep.trans[1];
   // A folded transpose is its source, [k, m] or [n, k], read transposed.
+  Gemm g;
+  g.m = t.m, g.n = t.n, g.k = t.k;
+  g.a = a.f(0) + (t.merged ? 0 : a.prep.batch[2 * p]) * t.m * t.k, g.lda = ta ? t.m : t.k, g.ta = ta;
+  g.b = a.f(1) + a.prep.batch[2 * p + 1] * t.k * t.n, g.ldb = tb ? t.k : t.n, g.tb = tb;
+  g.c = a.fo() + p * t.m * t.n, g.ldc = t.n;
+  g.alpha = t.alpha;
+  g.bf16 = a.prep.bf16;
+  return g;
+}
+
+void run_matmul(const Args& a, const float* bias) {
+  const MatmulShape& t = a.prep.mm;
   auto product = [&](int64_t p) {
-    Gemm g;
-    g.m = t.m, g.n = t.n, g.k = t.k;
-    g.a = a.f(0) + (t.merged ? 0 : a.prep.batch[2 * p]) * t.m * t.k, g.lda = ta ? t.m : t.k, g.ta = ta;
-    g.b = a.f(1) + a.prep.batch[2 * p + 1] * t.k * t.n, g.ldb = tb ? t.k : t.n, g.tb = tb;
-    g.c = a.fo() + p * t.m * t.n, g.ldc = t.n;
-    g.alpha = t.alpha;
-    g.bf16 = a.prep.bf16;
+    Gemm g = matmul_product(a, p);
     g.bias = bias;
     return g;
   };

@@ -82,10 +82,31 @@ void run_mul_reduce(const Args& u, const Args& b);
 // `bias` (optional, n floats) added to every row of the result, as a
 // following add of a broadcast row would (a fused matmul + add).
 void run_matmul(const Args& a, const float* bias = nullptr);
+// Product p (of prep.mm.batches) of a matmul step, as run_matmul runs it (no bias).
+struct Gemm;
+Gemm matmul_product(const Args& a, int64_t p);
 // Fills prep.mm and the matmul's scratch once prep.batch and prep.trans are known.
 void plan_matmul(const Graph& g, const Node& n, Prep& prep);
 void run_attention(const Args& a);
 int64_t attention_scratch(const Node& q, const Node& k, const Node& v);  // floats per thread
+
+// Attention's backward as autodiff writes it (grad_Attention), the steps the
+// executor would run one after another (executor_attention_grad.cpp finds
+// them) run one head at a time instead: the scores S = q k^T (alpha the
+// scale), the fused where + softmax P, dV = P^T gy, dP = gy v^T, the fused
+// mul + sum r = sum(dP * P), the fused binary pair (and its scale) dS, then
+// dQ = dS k and dK = dS^T q. S, P, dP, r and dS live in the head's scratch
+// (in L2) and never in the arena; each element is computed by the same
+// operations as the steps' own kernels, so the same bits.
+struct AttentionGradSteps {
+  const Args *scores, *where, *softmax, *dv, *dp, *mul, *reduce, *first, *second, *dq, *dk;
+  int second_slot = 0;           // which input of `second` is first's output
+  const float* scale = nullptr;  // the pair's third step (a mul by this constant), if any
+  NodeId S = kNoNode, P = kNoNode, dP = kNoNode, r = kNoNode, dS = kNoNode;  // held per head
+  int64_t heads = 0, rows = 0, keys = 0;                                     // S is [heads..., rows, keys]
+};
+int64_t attention_grad_scratch(int64_t rows, int64_t keys, int64_t widest_product);  // floats per thread
+void run_attention_grad(const AttentionGradSteps& s, ThreadPool& pool, float* const* scratch);
 void run_shape(const Args& a);  // reshape copies, permute, slice, concat, gather, expand, sum-to, pad, scatter-add
 void run_fused(const Args& a);  // softmax, norms, embed, cross-entropy, accuracy, dropout, copies
 void run_leaf(const Args& a);   // full, arange
