@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/cpu/gemm.h"
 #include "backend/cpu/vmath.h"
 #include "util/error.h"
 
@@ -56,6 +57,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
   }
   scratch = std::max(scratch, fuse_pairs());
   scratch = std::max(scratch, fuse_attention_grads());
+  fuse_into_products();
   if (staging_floats_ > 0) staging_.reset(new float[staging_floats_]);
   for (int t = 0; t < pool_.size(); ++t) {
     scratch_.emplace_back(new float[std::max<int64_t>(scratch, 1)]);
@@ -131,8 +133,18 @@ void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   if (s.region >= 0) return run_attention_grad_region(attention_grads_[s.region], rng_offset);
   const Node& n = g_.node(s.id);
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
+  Gemm then;  // a step fused into the product's tiles (fuse_into_products)
+  if (s.then_step) {
+    const Step& t = (&s)[s.then_step];
+    const Node& tn = g_.node(t.id);
+    then.then = tn.op == Op::Gelu ? Gemm::Then::Gelu : Gemm::Then::GeluGradMul;
+    then.then_x = then.then == Gemm::Then::Gelu ? nullptr : static_cast<const float*>((&t)[-1].ins[0]);
+    then.then_out = static_cast<float*>(ptr_[t.id]);
+    then.ldo = tn.shape.back();
+  }
+  const Gemm* then_at = s.then_step ? &then : nullptr;
   if (s.fuse == Fuse::MatmulBias)
-    return run_matmul(a, static_cast<const float*>((&s)[s.fuse_next].ins[1 - s.fuse_slot]));
+    return run_matmul(a, static_cast<const float*>((&s)[s.fuse_next].ins[1 - s.fuse_slot]), then_at);
   if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary || s.fuse == Fuse::BinaryScale ||
       s.fuse == Fuse::WhereSoftmax || s.fuse == Fuse::MulReduce) {
     const Step& t = (&s)[1];
@@ -152,7 +164,7 @@ void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
       run_elementwise(a);
       break;
     case OpKind::Matrix:
-      run_matmul(a);
+      run_matmul(a, nullptr, then_at);
       break;
     case OpKind::Reduce:
       run_reduce(a);

@@ -77,6 +77,7 @@ class CpuExecutor {
     MulReduce,
     MatmulBias,
     AttentionGrad,  // attention's backward, head by head (counted once per region)
+    MatmulThen,     // a gelu, or a gelu-grad + mul pair, in a product's tiles (counted per product)
     IntoPrevious
   };
   // How many steps the schedule runs fused this way (for tests and the benchmark).
@@ -93,6 +94,7 @@ class CpuExecutor {
     int fuse_next = 1;        // how far on that step is (params, which compute nothing, may sit between)
     float fuse_scale = 1.0f;  // BinaryScale: the third step's scalar
     int region = -1;          // the attention_grads_ region this step runs (its first member)
+    int then_step = 0;        // a matmul: how far on the step fused into its tiles is (0: none)
   };
   // Attention's backward found in the schedule (executor_attention_grad.cpp):
   // the member steps, by role, and the steps between them that it runs first.
@@ -105,6 +107,7 @@ class CpuExecutor {
   };
   int64_t fuse_pairs();
   int64_t fuse_attention_grads();
+  void fuse_into_products();
   void run_attention_grad_region(const AttentionGradRegion& r, uint64_t rng_offset);
   Args args(size_t step, uint64_t rng_offset);
   void resolve_pointers();

@@ -172,3 +172,73 @@ int64_t CpuExecutor::fuse_pairs() {
 }
 
 }  // namespace sx::cpu
+
+namespace sx::cpu {
+
+// An elementwise step that reads a single f32 product, fused into the
+// product's tiles (gemm.h's Gemm::then): each tile of C, once its sum (and
+// bias) is final and while it is in L1, gives that step's elements by the
+// step's own function.
+// - a gelu of a linear's output (a matmul + bias pair): the MLP's forward.
+// - the gelu-grad + mul pair whose mul reads the product (dh * gelu'(x)):
+//   the MLP's backward, scheduled a few steps later (after the weight's
+//   gradient, which reads the same gy).
+// The step's output is then written before the steps scheduled between
+// them, so it must not meet what they read or write; nor the product's
+// operands (other tiles still read them); and be C or x itself (read, then
+// written, at one index) or apart from them.
+void CpuExecutor::fuse_into_products() {
+  constexpr size_t kWindow = 8;  // steps looked at after the product
+  auto bytes = [&](NodeId id) { return g_.node(id).shape.numel() * 4; };
+  auto apart = [&](NodeId a, NodeId b) {
+    int64_t o = plan_.offset[a], xo = plan_.offset[b];
+    return o < 0 || xo < 0 || xo + bytes(b) <= o || o + bytes(a) <= xo;
+  };
+  auto same_or_apart = [&](NodeId a, NodeId b) {
+    return (plan_.offset[a] == plan_.offset[b] && bytes(a) == bytes(b)) || apart(a, b);
+  };
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = steps_[i];
+    const Node& mm = g_.node(s.id);
+    if (!s.compute || mm.op != Op::Matmul || mm.dtype != DType::F32 || s.prep.bf16 || s.prep.mm.batches != 1 ||
+        (s.fuse != Fuse::None && s.fuse != Fuse::MatmulBias) || s.region >= 0)
+      continue;
+    // C: the node holding the product's final values (the bias add's, when fused).
+    size_t from = s.fuse == Fuse::MatmulBias ? i + s.fuse_next + 1 : i + 1;
+    NodeId c = s.fuse == Fuse::MatmulBias ? steps_[i + s.fuse_next].id : s.id;
+    std::vector<NodeId> between;  // the compute steps passed over
+    for (size_t at = from; at < std::min(steps_.size(), from + kWindow); ++at) {
+      Step& t = steps_[at];
+      const Node& tn = g_.node(t.id);
+      NodeId out = kNoNode, x = kNoNode;
+      if (t.compute && tn.op == Op::Gelu && t.fuse == Fuse::None && tn.inputs[0] == c) {
+        out = t.id;
+      } else if (t.compute && t.fuse == Fuse::GeluGradMul && s.fuse == Fuse::None && at + 1 < steps_.size()) {
+        const Node& mul = g_.node(steps_[at + 1].id);
+        if (mul.inputs[1 - t.fuse_slot] == c) out = steps_[at + 1].id, x = tn.inputs[0];
+      }
+      if (out == kNoNode) {
+        if (t.compute) between.push_back(t.id);
+        continue;
+      }
+      const Node& on = g_.node(out);
+      bool ok = t.region < 0 && on.dtype == DType::F32 && on.shape == g_.node(c).shape && same_or_apart(out, c);
+      if (x != kNoNode) ok = ok && g_.node(x).shape == on.shape && same_or_apart(out, x);
+      for (NodeId operand : mm.inputs) ok = ok && apart(out, operand);
+      if (s.fuse == Fuse::MatmulBias) ok = ok && apart(out, g_.node(c).inputs[1 - s.fuse_slot]);
+      for (NodeId b : between) {
+        ok = ok && apart(out, b);
+        for (NodeId in : g_.node(b).inputs) ok = ok && apart(out, in);
+      }
+      if (ok) {
+        s.then_step = static_cast<int>(out == t.id ? at - i : at + 1 - i);
+        t.compute = false;
+        if (out != t.id) steps_[at + 1].compute = false;
+        ++fusions_[static_cast<int>(Fuse::MatmulThen)];
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace sx::cpu

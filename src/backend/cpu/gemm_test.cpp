@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/cpu/isa.h"
+#include "backend/cpu/vmath.h"
 
 namespace sx::cpu {
 namespace {
@@ -145,6 +146,56 @@ TEST(Gemm, BiasIsAddedAfterTheChainOnEveryIsaAndThreadCount) {
       for (int64_t j = 0; j < o.n; ++j) plain[r * o.n + j] = plain[r * o.n + j] + o.bias[j];
     EXPECT_TRUE(same_bits(plain, with)) << "bf16, units " << units;
     set_gemm_bf16_units(was);
+  }
+}
+
+// An elementwise step fused into the tiles (Gemm::then): what the step's own
+// function gives from the final C (after alpha and the bias), written apart,
+// over C itself or over x, on every instruction set, serially and over the
+// pool, tiles at every edge.
+TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
+  IsaGuard guard;
+  struct Shape {
+    int64_t m, n, k;
+  };
+  std::vector<Shape> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {200, 130, 600}};
+  for (Isa i : supported()) {
+    set_isa(i);
+    for (const Shape& s : shapes)
+      for (Gemm::Then then : {Gemm::Then::Gelu, Gemm::Then::GeluGradMul})
+        for (int where = 0; where < 3; ++where) {  // out apart, over C, over x
+          if (then == Gemm::Then::Gelu && where == 2) continue;
+          Operands o(s.m, s.n, s.k, false, s.k % 2 == 1, 0, s.m % 2 ? 0.5f : 1.0f, static_cast<uint32_t>(s.m));
+          for (int64_t j = 0; j < s.n; ++j) o.bias.push_back(0.125f * static_cast<float>(j % 5) - 0.25f);
+          std::vector<float> x(static_cast<size_t>(s.m * s.n));
+          std::mt19937 rng(3);
+          for (float& v : x) v = std::uniform_real_distribution<float>(-4.0f, 4.0f)(rng);
+          std::vector<float> c_want = o.chain(), out_want(x.size());
+          for (size_t e = 0; e < x.size(); ++e)
+            out_want[e] = then == Gemm::Then::Gelu ? gelu_f(c_want[e]) : gelu_grad_f(x[e]) * c_want[e];
+          std::string what = std::string(isa_name(i)) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                             std::to_string(s.k) + (then == Gemm::Then::Gelu ? " gelu" : " gelu-grad") + " at " +
+                             std::to_string(where);
+          for (int threads : {0, 1, 3}) {  // 0: serial
+            std::vector<float> c, xs = x, out(x.size(), -9.0f);
+            Gemm g = o.call(c);
+            g.then = then, g.then_x = xs.data(), g.ldo = s.n;
+            g.then_out = where == 0 ? out.data() : where == 1 ? c.data() : xs.data();
+            ThreadPool pool(std::max(threads, 1));
+            std::vector<float> shared(static_cast<size_t>(gemm_shared_floats(o.m, o.k, o.n)));
+            std::vector<std::vector<float>> scratch(3,
+                                                    std::vector<float>(static_cast<size_t>(gemm_thread_floats(o.n))));
+            std::vector<float*> slots;
+            for (auto& v : scratch) slots.push_back(v.data());
+            if (threads == 0)
+              gemm(g, slots[0]);
+            else
+              gemm(g, pool, shared.data(), slots.data());
+            const std::vector<float>& got = where == 0 ? out : where == 1 ? c : xs;
+            EXPECT_TRUE(same_bits(got, out_want)) << what << " on " << threads;
+            if (where != 1) EXPECT_TRUE(same_bits(c, c_want)) << what << ": C changed";
+          }
+        }
   }
 }
 

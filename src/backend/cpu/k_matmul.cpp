@@ -6,6 +6,7 @@
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/kernels.h"
+#include "util/error.h"
 
 namespace sx::cpu {
 
@@ -43,11 +44,13 @@ Gemm matmul_product(const Args& a, int64_t p) {
   return g;
 }
 
-void run_matmul(const Args& a, const float* bias) {
+void run_matmul(const Args& a, const float* bias, const Gemm* then) {
   const MatmulShape& t = a.prep.mm;
+  SX_ASSERT(!then || (t.batches == 1 && !a.prep.bf16), "an elementwise step fused into a batched or bf16 product");
   auto product = [&](int64_t p) {
     Gemm g = matmul_product(a, p);
     g.bias = bias;
+    if (then) g.then = then->then, g.then_x = then->then_x, g.then_out = then->then_out, g.ldo = then->ldo;
     return g;
   };
   if (t.batches == 1) return gemm(product(0), a.pool, a.shared, a.scratch);

@@ -80,10 +80,12 @@ void run_reduce(const Args& a);  // sum, mean, max, logsumexp, argmax
 // never written.
 void run_mul_reduce(const Args& u, const Args& b);
 // `bias` (optional, n floats) added to every row of the result, as a
-// following add of a broadcast row would (a fused matmul + add).
-void run_matmul(const Args& a, const float* bias = nullptr);
-// Product p (of prep.mm.batches) of a matmul step, as run_matmul runs it (no bias).
+// following add of a broadcast row would (a fused matmul + add); `then`
+// (optional, a single product's only) carries gemm.h's Gemm::then, then_x,
+// then_out and ldo: an elementwise step fused into the product's tiles.
 struct Gemm;
+void run_matmul(const Args& a, const float* bias = nullptr, const Gemm* then = nullptr);
+// Product p (of prep.mm.batches) of a matmul step, as run_matmul runs it (no bias).
 Gemm matmul_product(const Args& a, int64_t p);
 // Fills prep.mm and the matmul's scratch once prep.batch and prep.trans are known.
 void plan_matmul(const Graph& g, const Node& n, Prep& prep);
