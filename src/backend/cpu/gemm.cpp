@@ -349,9 +349,10 @@ bool trivial(const Gemm& g) {
 }
 }  // namespace
 
-// derive_blocking for this product, remembered per thread for the last
+// derive_blocking for this product, remembered per thread for the last few
 // (caches, tile, k, threads) asked: its divisions cost as much as a small
-// product's packing, and a step asks the same few over and over.
+// product's packing, and a step asks the same few over and over (attention's
+// backward, head by head, alternates k = head size and k = keys).
 GemmBlocking blocking_for(int mr, int nr, int64_t k, int threads) {
   struct Last {
     CacheSizes caches;
@@ -359,36 +360,41 @@ GemmBlocking blocking_for(int mr, int nr, int64_t k, int threads) {
     int64_t k = -1;
     GemmBlocking bl;
   };
-  thread_local Last last;
+  constexpr int kRemembered = 4;
+  thread_local Last last[kRemembered];
+  thread_local int next = 0;
   const CacheSizes& c = gemm_caches();  // compared by value: set_gemm_caches reuses its two slots
-  bool same_caches = c.l1d == last.caches.l1d && c.l2 == last.caches.l2 && c.l3 == last.caches.l3;
-  if (!same_caches || mr != last.mr || nr != last.nr || k != last.k || threads != last.threads)
-    last = {c, mr, nr, threads, k, derive_blocking(c, mr, nr, k, threads)};
-  return last.bl;
+  for (const Last& l : last)
+    if (c.l1d == l.caches.l1d && c.l2 == l.caches.l2 && c.l3 == l.caches.l3 && mr == l.mr && nr == l.nr && k == l.k &&
+        threads == l.threads)
+      return l.bl;
+  last[next] = {c, mr, nr, threads, k, derive_blocking(c, mr, nr, k, threads)};
+  GemmBlocking bl = last[next].bl;
+  next = (next + 1) % kRemembered;
+  return bl;
 }
-
 // The widest instruction set's `call` (a function of gemm_driver.inc), with
 // the blocking for its register tile, this product's k and `threads`.
 #if SX_ISA_CLONES
-#define SX_GEMM_DISPATCH(call, threads)                                   \
-  Isa i = gemm_isa();                                                     \
-  int mr = 0, nr = 0;                                                     \
-  gemm_tile(i, &mr, &nr);                                                 \
-  GemmBlocking bl = blocking_for(mr, nr, g.k, threads);                   \
-  switch (i) {                                                            \
-    case Isa::Avx512:                                                     \
-      if (g.bf16 && gemm_bf16_units()) return gemm_avx512bf16::call;      \
-      return gemm_avx512::call;                                           \
-    case Isa::Avx2:                                                       \
-      return gemm_avx2::call;                                             \
-    default:                                                              \
-      return gemm_baseline::call;                                         \
+#define SX_GEMM_DISPATCH(call, threads)                              \
+  Isa i = gemm_isa();                                                \
+  int mr = 0, nr = 0;                                                \
+  gemm_tile(i, &mr, &nr);                                            \
+  GemmBlocking bl = blocking_for(mr, nr, g.k, threads);              \
+  switch (i) {                                                       \
+    case Isa::Avx512:                                                \
+      if (g.bf16 && gemm_bf16_units()) return gemm_avx512bf16::call; \
+      return gemm_avx512::call;                                      \
+    case Isa::Avx2:                                                  \
+      return gemm_avx2::call;                                        \
+    default:                                                         \
+      return gemm_baseline::call;                                    \
   }
 #else
-#define SX_GEMM_DISPATCH(call, threads)                                   \
-  int mr = 0, nr = 0;                                                     \
-  gemm_tile(Isa::Baseline, &mr, &nr);                                     \
-  GemmBlocking bl = blocking_for(mr, nr, g.k, threads);                   \
+#define SX_GEMM_DISPATCH(call, threads)                 \
+  int mr = 0, nr = 0;                                   \
+  gemm_tile(Isa::Baseline, &mr, &nr);                   \
+  GemmBlocking bl = blocking_for(mr, nr, g.k, threads); \
   return gemm_baseline::call;
 #endif
 

@@ -106,6 +106,7 @@ struct AttentionGradSteps {
   const float* scale = nullptr;  // the pair's third step (a mul by this constant), if any
   NodeId S = kNoNode, P = kNoNode, dP = kNoNode, r = kNoNode, dS = kNoNode;  // held per head
   int64_t heads = 0, rows = 0, keys = 0;                                     // S is [heads..., rows, keys]
+  int64_t chunks = 1;  // tasks the heads are grouped into (small ones run inline)
 };
 int64_t attention_grad_scratch(int64_t rows, int64_t keys, int64_t widest_product);  // floats per thread
 void run_attention_grad(const AttentionGradSteps& s, ThreadPool& pool, float* const* scratch);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "autodiff/autodiff.h"
+#include "backend/cpu/gemm.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/test_util.h"
 #include "graph/precision.h"
@@ -123,6 +124,13 @@ TEST(CpuTrain, BitIdenticalForAnyThreadCount) {
 // matmul's, whose product is rounded to bf16 before the mul) in bf16.
 TEST(CpuTrain, FusedPairsGiveTheSameBits) {
   using Fuse = CpuExecutor::Fuse;
+  // Caches small enough that attention's backward runs head by head (it
+  // does only where the scores would not fit in half of L2).
+  const CacheSizes small{4 << 10, 8 << 10, 64 << 10};
+  set_gemm_caches(&small);
+  struct Reset {
+    ~Reset() { set_gemm_caches(nullptr); }
+  } reset;
   for (bool bf16 : {false, true}) {
     Step s;
     Case c = gpt_case({.batch = 4, .seq = 16, .vocab = 50, .d = 32, .heads = 4, .layers = 2}, &s, bf16);
