@@ -137,8 +137,13 @@ void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   if (s.then_step) {
     const Step& t = (&s)[s.then_step];
     const Node& tn = g_.node(t.id);
-    then.then = tn.op == Op::Gelu ? Gemm::Then::Gelu : Gemm::Then::GeluGradMul;
-    then.then_x = then.then == Gemm::Then::Gelu ? nullptr : static_cast<const float*>((&t)[-1].ins[0]);
+    if (tn.op == Op::Add) {  // the product's output is input `then_slot` of the add
+      then.then = s.then_slot == 0 ? Gemm::Then::AddAfter : Gemm::Then::AddBefore;
+      then.then_x = static_cast<const float*>(t.ins[1 - s.then_slot]);
+    } else {
+      then.then = tn.op == Op::Gelu ? Gemm::Then::Gelu : Gemm::Then::GeluGradMul;
+      then.then_x = then.then == Gemm::Then::Gelu ? nullptr : static_cast<const float*>((&t)[-1].ins[0]);
+    }
     then.then_out = static_cast<float*>(ptr_[t.id]);
     then.ldo = tn.shape.back();
   }

@@ -77,7 +77,7 @@ class CpuExecutor {
     MulReduce,
     MatmulBias,
     AttentionGrad,  // attention's backward, head by head (counted once per region)
-    MatmulThen,     // a gelu, or a gelu-grad + mul pair, in a product's tiles (counted per product)
+    MatmulThen,     // a gelu, a gelu-grad + mul pair or an add in a product's tiles (counted per product)
     IntoPrevious
   };
   // How many steps the schedule runs fused this way (for tests and the benchmark).
@@ -95,6 +95,7 @@ class CpuExecutor {
     float fuse_scale = 1.0f;  // BinaryScale: the third step's scalar
     int region = -1;          // the attention_grads_ region this step runs (its first member)
     int then_step = 0;        // a matmul: how far on the step fused into its tiles is (0: none)
+    int then_slot = 0;        // which input of that step (an add) the product is
   };
   // Attention's backward found in the schedule (executor_attention_grad.cpp):
   // the member steps, by role, and the steps between them that it runs first.

@@ -183,6 +183,8 @@ namespace sx::cpu {
 // - the gelu-grad + mul pair whose mul reads the product (dh * gelu'(x)):
 //   the MLP's backward, scheduled a few steps later (after the weight's
 //   gradient, which reads the same gy).
+// - an add of the product and another operand of its shape (the residual
+//   stream, a gradient's two parts summed), the operands in the add's order.
 // The step's output is then written before the steps scheduled between
 // them, so it must not meet what they read or write; nor the product's
 // operands (other tiles still read them); and be C or x itself (read, then
@@ -213,6 +215,10 @@ void CpuExecutor::fuse_into_products() {
       NodeId out = kNoNode, x = kNoNode;
       if (t.compute && tn.op == Op::Gelu && t.fuse == Fuse::None && tn.inputs[0] == c) {
         out = t.id;
+      } else if (t.compute && tn.op == Op::Add && t.fuse == Fuse::None && tn.inputs.size() == 2 &&
+                 (tn.inputs[0] == c) != (tn.inputs[1] == c)) {
+        s.then_slot = tn.inputs[0] == c ? 0 : 1;
+        out = t.id, x = tn.inputs[1 - s.then_slot];
       } else if (t.compute && t.fuse == Fuse::GeluGradMul && s.fuse == Fuse::None && at + 1 < steps_.size()) {
         const Node& mul = g_.node(steps_[at + 1].id);
         if (mul.inputs[1 - t.fuse_slot] == c) out = steps_[at + 1].id, x = tn.inputs[0];
@@ -223,7 +229,13 @@ void CpuExecutor::fuse_into_products() {
       }
       const Node& on = g_.node(out);
       bool ok = t.region < 0 && on.dtype == DType::F32 && on.shape == g_.node(c).shape && same_or_apart(out, c);
-      if (x != kNoNode) ok = ok && g_.node(x).shape == on.shape && same_or_apart(out, x);
+      if (x != kNoNode) {
+        // x is read with the product's tiles: it must be made before the product.
+        NodeId src = x;
+        while (plan_.view[src] && g_.node(src).inputs.size() == 1) src = g_.node(src).inputs[0];
+        ok = ok && g_.node(x).dtype == DType::F32 && g_.node(x).shape == on.shape && same_or_apart(out, x) &&
+             plan_.position[src] < plan_.position[s.id];
+      }
       for (NodeId operand : mm.inputs) ok = ok && apart(out, operand);
       if (s.fuse == Fuse::MatmulBias) ok = ok && apart(out, g_.node(c).inputs[1 - s.fuse_slot]);
       for (NodeId b : between) {

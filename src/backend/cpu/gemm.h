@@ -53,10 +53,11 @@ struct Gemm {
   // Optional (f32 products only): an elementwise op the plan had next,
   // applied to each tile of C once it is final, while it is in L1, with the
   // op's own function (vmath.h), so the bits of the op's kernel: Gelu: out
-  // = gelu(C) (C kept); GeluGradMul: out = gelu_grad(x) * C. out and x are
-  // [m, n] with row stride ldo; out may be C itself or x, not part of either
-  // nor of a or b (other tiles still read them).
-  enum class Then { None, Gelu, GeluGradMul } then = Then::None;
+  // = gelu(C) (C kept); GeluGradMul: out = gelu_grad(x) * C; AddAfter: out
+  // = C + x; AddBefore: out = x + C (the operands in the add's order). out
+  // and x are [m, n] with row stride ldo; out may be C itself or x, not part
+  // of either nor of a or b (other tiles still read them).
+  enum class Then { None, Gelu, GeluGradMul, AddAfter, AddBefore } then = Then::None;
   const float* then_x = nullptr;
   float* then_out = nullptr;
   int64_t ldo = 0;

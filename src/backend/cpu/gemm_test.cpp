@@ -162,7 +162,7 @@ TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
   for (Isa i : supported()) {
     set_isa(i);
     for (const Shape& s : shapes)
-      for (Gemm::Then then : {Gemm::Then::Gelu, Gemm::Then::GeluGradMul})
+      for (Gemm::Then then : {Gemm::Then::Gelu, Gemm::Then::GeluGradMul, Gemm::Then::AddAfter, Gemm::Then::AddBefore})
         for (int where = 0; where < 3; ++where) {  // out apart, over C, over x
           if (then == Gemm::Then::Gelu && where == 2) continue;
           Operands o(s.m, s.n, s.k, false, s.k % 2 == 1, 0, s.m % 2 ? 0.5f : 1.0f, static_cast<uint32_t>(s.m));
@@ -172,9 +172,12 @@ TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
           for (float& v : x) v = std::uniform_real_distribution<float>(-4.0f, 4.0f)(rng);
           std::vector<float> c_want = o.chain(), out_want(x.size());
           for (size_t e = 0; e < x.size(); ++e)
-            out_want[e] = then == Gemm::Then::Gelu ? gelu_f(c_want[e]) : gelu_grad_f(x[e]) * c_want[e];
+            out_want[e] = then == Gemm::Then::Gelu          ? gelu_f(c_want[e])
+                          : then == Gemm::Then::GeluGradMul ? gelu_grad_f(x[e]) * c_want[e]
+                          : then == Gemm::Then::AddAfter    ? c_want[e] + x[e]
+                                                            : x[e] + c_want[e];
           std::string what = std::string(isa_name(i)) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
-                             std::to_string(s.k) + (then == Gemm::Then::Gelu ? " gelu" : " gelu-grad") + " at " +
+                             std::to_string(s.k) + " then " + std::to_string(static_cast<int>(then)) + " at " +
                              std::to_string(where);
           for (int threads : {0, 1, 3}) {  // 0: serial
             std::vector<float> c, xs = x, out(x.size(), -9.0f);
