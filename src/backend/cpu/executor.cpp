@@ -133,7 +133,7 @@ void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   if (s.region >= 0) return run_attention_grad_region(attention_grads_[s.region], rng_offset);
   const Node& n = g_.node(s.id);
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
-  Gemm then;  // a step fused into the product's tiles (fuse_into_products)
+  Gemm then;  // steps fused into the product's tiles or its packing (fuse_into_products)
   if (s.then_step) {
     const Step& t = (&s)[s.then_step];
     const Node& tn = g_.node(t.id);
@@ -147,7 +147,8 @@ void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
     then.then_out = static_cast<float*>(ptr_[t.id]);
     then.ldo = tn.shape.back();
   }
-  const Gemm* then_at = s.then_step ? &then : nullptr;
+  if (s.colsum_step) then.colsum = static_cast<float*>(ptr_[(&s)[s.colsum_step].id]);
+  const Gemm* then_at = s.then_step || s.colsum_step ? &then : nullptr;
   if (s.fuse == Fuse::MatmulBias)
     return run_matmul(a, static_cast<const float*>((&s)[s.fuse_next].ins[1 - s.fuse_slot]), then_at);
   if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary || s.fuse == Fuse::BinaryScale ||

@@ -76,8 +76,9 @@ class CpuExecutor {
     WhereSoftmax,
     MulReduce,
     MatmulBias,
-    AttentionGrad,  // attention's backward, head by head (counted once per region)
-    MatmulThen,     // a gelu, a gelu-grad + mul pair or an add in a product's tiles (counted per product)
+    AttentionGrad,    // attention's backward, head by head (counted once per region)
+    MatmulThen,       // a gelu, a gelu-grad + mul pair or an add in a product's tiles (counted per product)
+    MatmulColumnSum,  // a sum-to of op(B)'s rows as the product packs them (a bias gradient)
     IntoPrevious
   };
   // How many steps the schedule runs fused this way (for tests and the benchmark).
@@ -96,6 +97,7 @@ class CpuExecutor {
     int region = -1;          // the attention_grads_ region this step runs (its first member)
     int then_step = 0;        // a matmul: how far on the step fused into its tiles is (0: none)
     int then_slot = 0;        // which input of that step (an add) the product is
+    int colsum_step = 0;      // a matmul: how far back the sum-to of its op(B)'s rows is (0: none)
   };
   // Attention's backward found in the schedule (executor_attention_grad.cpp):
   // the member steps, by role, and the steps between them that it runs first.
@@ -109,6 +111,7 @@ class CpuExecutor {
   int64_t fuse_pairs();
   int64_t fuse_attention_grads();
   void fuse_into_products();
+  void fuse_column_sums();
   void run_attention_grad_region(const AttentionGradRegion& r, uint64_t rng_offset);
   Args args(size_t step, uint64_t rng_offset);
   void resolve_pointers();

@@ -251,6 +251,42 @@ void CpuExecutor::fuse_into_products() {
       break;
     }
   }
+  fuse_column_sums();
+}
+
+// A sum-to of a [..., n] tensor down to [n] (a linear's bias gradient, a
+// sum over gy's rows) whose tensor is, reshaped to [k, n], op(B) of a later
+// single f32 product (the weight gradient x^T gy): made as the product packs
+// op(B), in the sum-to's order (gemm.h's Gemm::colsum), not in a pass of its
+// own. Its output is then written later than planned: nothing scheduled
+// between them may read it (its bytes are its own from the sum-to on).
+void CpuExecutor::fuse_column_sums() {
+  constexpr size_t kWindow = 12;  // steps looked at after the sum-to
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = steps_[i];
+    const Node& sn = g_.node(s.id);
+    if (!s.compute || sn.op != Op::SumTo || s.fuse != Fuse::None || sn.dtype != DType::F32 || sn.shape.rank != 1)
+      continue;
+    NodeId x = sn.inputs[0];
+    const Node& xn = g_.node(x);
+    if (xn.dtype != DType::F32 || xn.shape.rank < 2 || xn.shape.back() != sn.shape[0]) continue;
+    bool read = false;  // by a step before the product
+    for (size_t at = i + 1; !read && at < std::min(steps_.size(), i + 1 + kWindow); ++at) {
+      Step& t = steps_[at];
+      const Node& tn = g_.node(t.id);
+      if (t.compute && tn.op == Op::Matmul && tn.dtype == DType::F32 && !t.prep.bf16 && t.prep.mm.batches == 1 &&
+          !t.prep.trans[1] && t.colsum_step == 0 && t.region < 0 &&
+          (tn.inputs[1] == x || (plan_.view[tn.inputs[1]] && g_.node(tn.inputs[1]).op == Op::Reshape &&
+                                 g_.node(tn.inputs[1]).inputs[0] == x)) &&
+          t.prep.mm.k * t.prep.mm.n == xn.shape.numel()) {
+        t.colsum_step = -static_cast<int>(at - i);
+        s.compute = false;
+        ++fusions_[static_cast<int>(Fuse::MatmulColumnSum)];
+        break;
+      }
+      for (NodeId in : tn.inputs) read = read || in == s.id;
+    }
+  }
 }
 
 }  // namespace sx::cpu

@@ -61,6 +61,10 @@ struct Gemm {
   const float* then_x = nullptr;
   float* then_out = nullptr;
   int64_t ldo = 0;
+  // Optional (f32, op(B) not transposed): n floats set, as op(B) is packed,
+  // to the sums of its columns: +0, then each of the k rows added in order,
+  // as a sum-to over B's rows adds (a linear's bias gradient, B being gy).
+  float* colsum = nullptr;
 };
 
 // Whether bf16 products run on the CPU's bf16 units (AVX512-BF16's

@@ -202,6 +202,45 @@ TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
   }
 }
 
+// Gemm::colsum: op(B)'s column sums made while it is packed, +0 then each
+// row added in order (what k_shape's sum-to adds), whatever the blocking,
+// instruction set and thread count; the product itself unchanged.
+TEST(Gemm, ColumnSumsAreTheRowOrderSums) {
+  IsaGuard guard;
+  struct Shape {
+    int64_t m, n, k;
+  };
+  std::vector<Shape> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {64, 130, 2048}};
+  for (Isa i : supported()) {
+    set_isa(i);
+    for (const Shape& s : shapes) {
+      Operands o(s.m, s.n, s.k, true, false, 0, 1.0f, static_cast<uint32_t>(s.k));
+      o.b[0] = -0.0f;  // a column whose first value is -0: +0 + -0 is +0
+      std::vector<float> want(static_cast<size_t>(s.n), 0.0f);
+      for (int64_t p = 0; p < s.k; ++p)
+        for (int64_t j = 0; j < s.n; ++j) want[j] += o.at_b(p, j);
+      for (int threads : {0, 1, 3}) {
+        std::vector<float> c, sums(static_cast<size_t>(s.n), -5.0f);
+        Gemm g = o.call(c);
+        g.colsum = sums.data();
+        ThreadPool pool(std::max(threads, 1));
+        std::vector<float> shared(static_cast<size_t>(gemm_shared_floats(o.m, o.k, o.n)));
+        std::vector<std::vector<float>> scratch(3, std::vector<float>(static_cast<size_t>(gemm_thread_floats(o.n))));
+        std::vector<float*> slots;
+        for (auto& v : scratch) slots.push_back(v.data());
+        if (threads == 0)
+          gemm(g, slots[0]);
+        else
+          gemm(g, pool, shared.data(), slots.data());
+        std::string what = std::string(isa_name(i)) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                           std::to_string(s.k) + " on " + std::to_string(threads);
+        EXPECT_TRUE(same_bits(sums, want)) << what;
+        EXPECT_TRUE(same_bits(c, o.chain())) << what << ": the product changed";
+      }
+    }
+  }
+}
+
 TEST(Gemm, EveryElementIsTheFmaChainOnEveryIsaAndThreadCount) {
   IsaGuard guard;
   struct Shape {

@@ -136,10 +136,11 @@ TEST(CpuTrain, FusedPairsGiveTheSameBits) {
     Case c = gpt_case({.batch = 4, .seq = 16, .vocab = 50, .d = 32, .heads = 4, .layers = 2}, &s, bf16);
     plan::Plan p = plan::make_plan(c.g, s.outs);
     CpuExecutor ex(c.g, p, 2);
-    for (Fuse kind : {Fuse::GeluGradMul, Fuse::Binary, Fuse::BinaryScale, Fuse::MatmulScale, Fuse::WhereSoftmax,
-                      Fuse::MulReduce, Fuse::MatmulBias, Fuse::AttentionGrad, Fuse::MatmulThen}) {
+    for (Fuse kind :
+         {Fuse::GeluGradMul, Fuse::Binary, Fuse::BinaryScale, Fuse::MatmulScale, Fuse::WhereSoftmax, Fuse::MulReduce,
+          Fuse::MatmulBias, Fuse::AttentionGrad, Fuse::MatmulThen, Fuse::MatmulColumnSum}) {
       bool f32_only = kind == Fuse::MatmulScale || kind == Fuse::MatmulBias || kind == Fuse::AttentionGrad ||
-                      kind == Fuse::MatmulThen;
+                      kind == Fuse::MatmulThen || kind == Fuse::MatmulColumnSum;
       if (bf16 && f32_only) continue;
       EXPECT_GT(ex.fused(kind), 0) << "kind " << static_cast<int>(kind);
     }
@@ -147,7 +148,7 @@ TEST(CpuTrain, FusedPairsGiveTheSameBits) {
     for (NodeId id = 0; id < static_cast<NodeId>(c.g.size()); ++id) {
       Op op = c.g.node(id).op;
       if (op == Op::GeluGrad || op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div || op == Op::Matmul ||
-          op == Op::Where || op == Op::Gelu)
+          op == Op::Where || op == Op::Gelu || op == Op::SumTo)
         apart.push_back(id);
     }
     ASSERT_GT(apart.size(), s.outs.size());
