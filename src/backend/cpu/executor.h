@@ -108,6 +108,13 @@ class CpuExecutor {
     int64_t stage[3];          // dV, dQ, dK: where in staging_ it is written first, or -1
     AttentionGradSteps shape;  // ids, scale and sizes (its Args are made when it runs)
   };
+  // For the fusions (executor_fuse.cpp): a float add, sub, mul or div; a
+  // node's bytes; whether two nodes' bytes do not meet (a node outside the
+  // arena meets none), or are the very same.
+  static bool f32_binary(Op op);
+  int64_t bytes(NodeId id) const;
+  bool apart(NodeId a, NodeId b) const;
+  bool same_or_apart(NodeId a, NodeId b) const;
   int64_t fuse_pairs();
   int64_t fuse_attention_grads();
   void fuse_into_products();

@@ -10,18 +10,6 @@
 
 namespace sx::cpu {
 
-namespace {
-
-// Whether arena bytes [o, o + len) and [xo, xo + xlen) do not meet (a
-// negative offset lives outside the arena).
-bool disjoint(int64_t o, int64_t len, int64_t xo, int64_t xlen) {
-  return o < 0 || xo < 0 || xo + xlen <= o || o + len <= xo;
-}
-
-bool f32_binary(Op op) { return op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div; }
-
-}  // namespace
-
 // A region's steps leave the schedule: its first member runs it, after the
 // steps scheduled between its members (the mask's arange / le / full), which
 // must read nothing it makes and write nothing it reads or writes, as their
@@ -53,7 +41,6 @@ int64_t CpuExecutor::fuse_attention_grads() {
     r.erase(std::unique(r.begin(), r.end()), r.end());
     return r;
   };
-  auto bytes = [&](NodeId id) { return g_.node(id).shape.numel() * 4; };
   auto fuse_of = [&](NodeId id) { return step_of[id] == none ? Fuse::IntoPrevious : steps_[step_of[id]].fuse; };
   // The node a matmul's operand k reads (a folded transpose's source).
   auto operand = [&](NodeId mm, int k) {
@@ -168,7 +155,6 @@ int64_t CpuExecutor::fuse_attention_grads() {
                                  g_.node(W).inputs[2],      g_.node(dv).inputs[1],     g_.node(dp).inputs[0],
                                  g_.node(dp).inputs[1],     g_.node(dq).inputs[1],     g_.node(dk).inputs[1]};
     std::vector<NodeId> writes = {dv, dq, dk};
-    auto apart = [&](NodeId a, NodeId b) { return disjoint(plan_.offset[a], bytes(a), plan_.offset[b], bytes(b)); };
     auto made_at = [&](NodeId x) {  // the step that writes x's values (a view's source's)
       while (plan_.view[x] && g_.node(x).inputs.size() == 1) x = g_.node(x).inputs[0];
       return step_of[x];

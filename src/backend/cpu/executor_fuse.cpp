@@ -8,24 +8,29 @@ namespace sx::cpu {
 
 namespace {
 
-bool f32_binary(Op op) { return op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div; }
-
 // A constant f32 scalar (a full of one element): its value as run_leaf fills it.
 bool scalar_f32(const Node& n) {
   return n.op == Op::Full && n.dtype == DType::F32 && n.shape.numel() == 1 &&
          std::isfinite(static_cast<float>(n.attrs.value));
 }
 
-// Whether bytes [o, o + len) and [xo, xo + xlen) are the same buffer or do not
-// meet (a negative offset lives outside the arena).
-bool same_or_disjoint(int64_t o, int64_t len, int64_t xo, int64_t xlen) {
-  return (xo == o && xlen == len) || xo < 0 || xo + xlen <= o || o + len <= xo;
-}
-
 // Whether two row lengths are positive and one is a multiple of the other.
 bool divide_one_another(int64_t a, int64_t b) { return a > 0 && b > 0 && std::max(a, b) % std::min(a, b) == 0; }
 
 }  // namespace
+
+bool CpuExecutor::f32_binary(Op op) { return op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div; }
+
+int64_t CpuExecutor::bytes(NodeId id) const { return g_.node(id).shape.numel() * 4; }
+
+bool CpuExecutor::apart(NodeId a, NodeId b) const {
+  int64_t o = plan_.offset[a], xo = plan_.offset[b];
+  return o < 0 || xo < 0 || xo + bytes(b) <= o || o + bytes(a) <= xo;
+}
+
+bool CpuExecutor::same_or_apart(NodeId a, NodeId b) const {
+  return (plan_.offset[a] == plan_.offset[b] && bytes(a) == bytes(b)) || apart(a, b);
+}
 
 // Pairs of steps fused into one pass, with the same arithmetic element by
 // element: a step whose output only the very next step reads (nothing runs
@@ -65,7 +70,6 @@ int64_t CpuExecutor::fuse_pairs() {
   for (NodeId id : plan_.schedule)
     for (NodeId in : g_.node(id).inputs) ++uses[in];
   for (NodeId o : plan_.outputs) uses[o] += 2;  // read after the step
-  auto bytes = [&](NodeId id) { return g_.node(id).shape.numel() * 4; };
   int64_t scratch = 0;
   for (size_t i = 0; i + 1 < steps_.size(); ++i) {
     // A product's next step is found past params (a linear's bias is traced
@@ -97,8 +101,7 @@ int64_t CpuExecutor::fuse_pairs() {
       bool rows = u.shape.rank > 0 && b.attrs.axis == u.shape.rank - 1 && b.inputs[0] == s.id;
       for (NodeId x : u.inputs) {
         const Node& xn = g_.node(x);
-        rows = rows && xn.dtype == DType::F32 && xn.shape == u.shape && bo >= 0 &&
-               same_or_disjoint(bo, len, plan_.offset[x], bytes(x));
+        rows = rows && xn.dtype == DType::F32 && xn.shape == u.shape && bo >= 0 && same_or_apart(t.id, x);
       }
       if (rows) fuse_with_next(Fuse::MulReduce);
       continue;
@@ -136,8 +139,7 @@ int64_t CpuExecutor::fuse_pairs() {
     bool ok = dn.dtype == DType::F32 && u.shape == b.shape && dn.shape == b.shape && bo >= 0;
     for (NodeId x : u.inputs) {
       const Node& xn = g_.node(x);
-      ok = ok && xn.dtype == DType::F32 && (gelu ? xn.shape == b.shape : true) &&
-           same_or_disjoint(bo, len, plan_.offset[x], bytes(x));
+      ok = ok && xn.dtype == DType::F32 && (gelu ? xn.shape == b.shape : true) && same_or_apart(t.id, x);
     }
     if (binary) {
       int64_t n1 = s.prep.it.inner(), n2 = t.prep.it.inner();
@@ -191,14 +193,6 @@ namespace sx::cpu {
 // written, at one index) or apart from them.
 void CpuExecutor::fuse_into_products() {
   constexpr size_t kWindow = 8;  // steps looked at after the product
-  auto bytes = [&](NodeId id) { return g_.node(id).shape.numel() * 4; };
-  auto apart = [&](NodeId a, NodeId b) {
-    int64_t o = plan_.offset[a], xo = plan_.offset[b];
-    return o < 0 || xo < 0 || xo + bytes(b) <= o || o + bytes(a) <= xo;
-  };
-  auto same_or_apart = [&](NodeId a, NodeId b) {
-    return (plan_.offset[a] == plan_.offset[b] && bytes(a) == bytes(b)) || apart(a, b);
-  };
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& s = steps_[i];
     const Node& mm = g_.node(s.id);
