@@ -129,11 +129,7 @@ void CpuExecutor::run(uint64_t rng_offset) {
   }
 }
 
-void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
-  if (s.region >= 0) return run_attention_grad_region(attention_grads_[s.region], rng_offset);
-  const Node& n = g_.node(s.id);
-  Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
-  Gemm then;  // steps fused into the product's tiles or its packing (fuse_into_products)
+const Gemm* CpuExecutor::product_extras(const Step& s, Gemm& then) const {
   if (s.then_step) {
     const Step& t = (&s)[s.then_step];
     const Node& tn = g_.node(t.id);
@@ -148,7 +144,15 @@ void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
     then.ldo = tn.shape.back();
   }
   if (s.colsum_step) then.colsum = static_cast<float*>(ptr_[(&s)[s.colsum_step].id]);
-  const Gemm* then_at = s.then_step || s.colsum_step ? &then : nullptr;
+  return s.then_step || s.colsum_step ? &then : nullptr;
+}
+
+void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
+  if (s.region >= 0) return run_attention_grad_region(attention_grads_[s.region], rng_offset);
+  const Node& n = g_.node(s.id);
+  Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
+  Gemm extras;
+  const Gemm* then_at = product_extras(s, extras);
   if (s.fuse == Fuse::MatmulBias)
     return run_matmul(a, static_cast<const float*>((&s)[s.fuse_next].ins[1 - s.fuse_slot]), then_at);
   if (s.fuse == Fuse::GeluGradMul || s.fuse == Fuse::Binary || s.fuse == Fuse::BinaryScale ||

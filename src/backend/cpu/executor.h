@@ -25,6 +25,8 @@
 
 namespace sx::cpu {
 
+struct Gemm;
+
 struct Feeds {
   std::map<std::string, const float*> params;  // by model path; read in place, never copied
   std::map<std::string, const void*> inputs;   // by input name; copied into the arena (4 bytes an element)
@@ -119,6 +121,9 @@ class CpuExecutor {
   int64_t fuse_attention_grads();
   void fuse_into_products();
   void fuse_column_sums();
+  // The steps fused into product s's tiles or packing (fuse_into_products),
+  // as gemm.h's Gemm fields set in `then`; nullptr when none.
+  const Gemm* product_extras(const Step& s, Gemm& then) const;
   void run_attention_grad_region(const AttentionGradRegion& r, uint64_t rng_offset);
   Args args(size_t step, uint64_t rng_offset);
   void resolve_pointers();

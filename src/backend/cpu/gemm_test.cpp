@@ -92,6 +92,26 @@ std::vector<float> parallel(const Operands& o, int threads) {
   return c;
 }
 
+// g serially (threads 0) or over a pool of `threads`.
+void run(const Gemm& g, int threads) {
+  ThreadPool pool(std::max(threads, 1));
+  std::vector<float> shared(static_cast<size_t>(gemm_shared_floats(g.m, g.k, g.n)));
+  std::vector<std::vector<float>> scratch(pool.size(),
+                                          std::vector<float>(static_cast<size_t>(gemm_thread_floats(g.n))));
+  std::vector<float*> slots;
+  for (auto& v : scratch) slots.push_back(v.data());
+  if (threads == 0)
+    gemm(g, slots[0]);
+  else
+    gemm(g, pool, shared.data(), slots.data());
+}
+
+// The products the fused-step tests run: around the register tiles and the
+// k block, and big enough to run over the pool.
+struct Dims {
+  int64_t m, n, k;
+};
+
 // Restores the instruction set the other tests expect.
 struct IsaGuard {
   Isa saved = isa();
@@ -155,13 +175,10 @@ TEST(Gemm, BiasIsAddedAfterTheChainOnEveryIsaAndThreadCount) {
 // pool, tiles at every edge.
 TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
   IsaGuard guard;
-  struct Shape {
-    int64_t m, n, k;
-  };
-  std::vector<Shape> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {200, 130, 600}};
+  std::vector<Dims> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {200, 130, 600}};
   for (Isa i : supported()) {
     set_isa(i);
-    for (const Shape& s : shapes)
+    for (const Dims& s : shapes)
       for (Gemm::Then then : {Gemm::Then::Gelu, Gemm::Then::GeluGradMul, Gemm::Then::AddAfter, Gemm::Then::AddBefore})
         for (int where = 0; where < 3; ++where) {  // out apart, over C, over x
           if (then == Gemm::Then::Gelu && where == 2) continue;
@@ -184,16 +201,7 @@ TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
             Gemm g = o.call(c);
             g.then = then, g.then_x = xs.data(), g.ldo = s.n;
             g.then_out = where == 0 ? out.data() : where == 1 ? c.data() : xs.data();
-            ThreadPool pool(std::max(threads, 1));
-            std::vector<float> shared(static_cast<size_t>(gemm_shared_floats(o.m, o.k, o.n)));
-            std::vector<std::vector<float>> scratch(3,
-                                                    std::vector<float>(static_cast<size_t>(gemm_thread_floats(o.n))));
-            std::vector<float*> slots;
-            for (auto& v : scratch) slots.push_back(v.data());
-            if (threads == 0)
-              gemm(g, slots[0]);
-            else
-              gemm(g, pool, shared.data(), slots.data());
+            run(g, threads);
             const std::vector<float>& got = where == 0 ? out : where == 1 ? c : xs;
             EXPECT_TRUE(same_bits(got, out_want)) << what << " on " << threads;
             if (where != 1) EXPECT_TRUE(same_bits(c, c_want)) << what << ": C changed";
@@ -207,13 +215,10 @@ TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
 // instruction set and thread count; the product itself unchanged.
 TEST(Gemm, ColumnSumsAreTheRowOrderSums) {
   IsaGuard guard;
-  struct Shape {
-    int64_t m, n, k;
-  };
-  std::vector<Shape> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {64, 130, 2048}};
+  std::vector<Dims> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {64, 130, 2048}};
   for (Isa i : supported()) {
     set_isa(i);
-    for (const Shape& s : shapes) {
+    for (const Dims& s : shapes) {
       Operands o(s.m, s.n, s.k, true, false, 0, 1.0f, static_cast<uint32_t>(s.k));
       o.b[0] = -0.0f;  // a column whose first value is -0: +0 + -0 is +0
       std::vector<float> want(static_cast<size_t>(s.n), 0.0f);
@@ -223,15 +228,7 @@ TEST(Gemm, ColumnSumsAreTheRowOrderSums) {
         std::vector<float> c, sums(static_cast<size_t>(s.n), -5.0f);
         Gemm g = o.call(c);
         g.colsum = sums.data();
-        ThreadPool pool(std::max(threads, 1));
-        std::vector<float> shared(static_cast<size_t>(gemm_shared_floats(o.m, o.k, o.n)));
-        std::vector<std::vector<float>> scratch(3, std::vector<float>(static_cast<size_t>(gemm_thread_floats(o.n))));
-        std::vector<float*> slots;
-        for (auto& v : scratch) slots.push_back(v.data());
-        if (threads == 0)
-          gemm(g, slots[0]);
-        else
-          gemm(g, pool, shared.data(), slots.data());
+        run(g, threads);
         std::string what = std::string(isa_name(i)) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
                            std::to_string(s.k) + " on " + std::to_string(threads);
         EXPECT_TRUE(same_bits(sums, want)) << what;
