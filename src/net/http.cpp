@@ -158,11 +158,22 @@ HttpResponse perform_once(HandlePool& pool, const HttpRequest& req, const Transp
   api.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
   pool.give_back(h, rc == CURLE_OK);
   resp.attempts = attempt;
-  if (rc != CURLE_OK) throw TransferFailure{rc, err[0] ? std::string(err) : api.easy_strerror(rc), attempt};
+  if (rc != CURLE_OK)
+    throw TransferFailure{rc, without_elapsed_ms(err[0] ? std::string(err) : api.easy_strerror(rc)), attempt};
   if (!t.headers_ended) throw TransferFailure{CURLE_PARTIAL_FILE, "the answer ended inside its headers", attempt};
   if (req.needs_length && resp.status >= 200 && resp.status < 300 && !resp.headers.count("content-length"))
     throw TransferFailure{CURLE_PARTIAL_FILE, "the answer has no Content-Length (cut short in its headers)", attempt};
   return resp;
+}
+
+std::string without_elapsed_ms(std::string text) {
+  for (size_t at = text.find(" after "); at != std::string::npos; at = text.find(" after ", at + 1)) {
+    size_t digits = at + 7, end = digits;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    if (end > digits && text.compare(end, 3, " ms") == 0 && (end + 3 == text.size() || text[end + 3] == ':'))
+      text.erase(at, end + 3 - at);
+  }
+  return text;
 }
 
 std::optional<long> retry_after_ms(const HttpResponse& answer) {

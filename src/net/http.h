@@ -93,6 +93,10 @@ struct Backoff {
 
 // An answer's Retry-After in milliseconds (only the delay-seconds form).
 std::optional<long> retry_after_ms(const HttpResponse& answer);
+// curl's error text without the time a failed connect took ("Failed to
+// connect to h port 9 after 2 ms: ..." -> "... port 9: ..."): it varies from
+// one try to the next, and the message is the user's, compared in docs.
+std::string without_elapsed_ms(std::string text);
 
 // Sleeps `d` in 20 ms slices; false (early) when `cancel` becomes true.
 bool sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>* cancel);

@@ -47,6 +47,17 @@ TEST(Http, SleepUnlessCancelledEndsEarly) {
   EXPECT_TRUE(sleep_unless_cancelled(std::chrono::milliseconds(1), nullptr));
 }
 
+TEST(Http, CurlTextLosesTheConnectTime) {
+  EXPECT_EQ(without_elapsed_ms("Failed to connect to 127.0.0.1 port 9 after 2 ms: Couldn't connect to server"),
+            "Failed to connect to 127.0.0.1 port 9: Couldn't connect to server");
+  EXPECT_EQ(without_elapsed_ms("Failed to connect to h port 9 after 10001 ms"), "Failed to connect to h port 9");
+  // Other times say what was configured, and stay.
+  EXPECT_EQ(without_elapsed_ms("Connection timed out after 5001 milliseconds"),
+            "Connection timed out after 5001 milliseconds");
+  EXPECT_EQ(without_elapsed_ms("stalled after 3 ms of 9"), "stalled after 3 ms of 9");
+  EXPECT_EQ(without_elapsed_ms("after x ms:"), "after x ms:");
+}
+
 TEST(Http, PercentEncode) {
   EXPECT_EQ(percent_encode("my-run-lr=0.01/x y", false), "my-run-lr%3D0.01%2Fx%20y");
   EXPECT_EQ(percent_encode("a/b", true), "a/b");
