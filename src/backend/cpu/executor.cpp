@@ -18,13 +18,9 @@ void round_bf16(float* v, int64_t count) {
   for (int64_t k = 0; k < count; ++k) v[k] = round_bf16_f(v[k]);
 }
 
-// Whether node `id` holds bf16 values: a round-bf16 or a bf16-typed node,
-// seen through views (a folded transpose, a reshape), which share its bytes.
-bool bf16_values(const Graph& g, const plan::Plan& plan, NodeId id) {
-  while (plan.view[id] && g.node(id).inputs.size() == 1) id = g.node(id).inputs[0];
-  const Node& n = g.node(id);
-  return n.op == Op::RoundBf16 || n.dtype == DType::BF16;
-}
+// Whether a node (seen through views: CpuExecutor::viewed) holds bf16
+// values: a round-bf16 or a bf16-typed node.
+bool bf16_values(const Node& n) { return n.op == Op::RoundBf16 || n.dtype == DType::BF16; }
 
 }  // namespace
 
@@ -50,7 +46,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
     // A product of two bf16 operands is the bf16 product (gemm.h); inside
     // attention, the scores q . k^T.
     if (n.op == Op::Matmul || n.op == Op::Attention)
-      s.prep.bf16 = bf16_values(g, plan_, n.inputs[0]) && bf16_values(g, plan_, n.inputs[1]);
+      s.prep.bf16 = bf16_values(g.node(viewed(n.inputs[0]))) && bf16_values(g.node(viewed(n.inputs[1])));
     scratch = std::max(scratch, s.prep.scratch_floats);
     shared = std::max(shared, s.prep.shared_floats);
     steps_.push_back(std::move(s));
@@ -58,6 +54,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
   scratch = std::max(scratch, fuse_pairs());
   scratch = std::max(scratch, fuse_attention_grads());
   fuse_into_products();
+  fuse_column_sums();
   if (staging_floats_ > 0) staging_.reset(new float[staging_floats_]);
   for (int t = 0; t < pool_.size(); ++t) {
     scratch_.emplace_back(new float[std::max<int64_t>(scratch, 1)]);

@@ -105,7 +105,6 @@ class CpuExecutor {
   // the member steps, by role, and the steps between them that it runs first.
   struct AttentionGradRegion {
     size_t scores, where, dv, dp, mul, first, dq, dk;  // steps; a pair's partner is the step after
-    size_t second;                                     // the pair's second step
     std::vector<size_t> hoisted;
     int64_t stage[3];          // dV, dQ, dK: where in staging_ it is written first, or -1
     AttentionGradSteps shape;  // ids, scale and sizes (its Args are made when it runs)
@@ -114,6 +113,9 @@ class CpuExecutor {
   // node's bytes; whether two nodes' bytes do not meet (a node outside the
   // arena meets none), or are the very same.
   static bool f32_binary(Op op);
+  // The node whose values `id` holds: itself, or through views (a folded
+  // transpose, a reshape) the node they share their bytes with.
+  NodeId viewed(NodeId id) const;
   int64_t bytes(NodeId id) const;
   bool apart(NodeId a, NodeId b) const;
   bool same_or_apart(NodeId a, NodeId b) const;

@@ -72,20 +72,16 @@ int64_t CpuExecutor::fuse_attention_grads() {
     if (g_.node(X).op == Op::Mul && fuse_of(X) == Fuse::IntoPrevious)
       for (NodeId in : g_.node(X).inputs)
         if (g_.node(in).op == Op::Matmul && fuse_of(in) == Fuse::MatmulScale) scores = in;
-    if (g_.node(scores).op != Op::Matmul || (scores != X && readers(scores) != std::vector<NodeId>{X}))
-      if (g_.node(scores).op != Op::Matmul || (scores != X && readers(scores) != std::vector<NodeId>{X})) continue;
+    if (g_.node(scores).op != Op::Matmul || (scores != X && readers(scores) != std::vector<NodeId>{X})) continue;
     const MatmulShape& mm = steps_[step_of[scores]].prep.mm;
     int64_t heads = mm.batches, rows = mm.m, keys = mm.n;
     const Shape& xs = g_.node(X).shape;
-    if (!product(scores, heads) || heads < 2 || xs.numel() != heads * rows * keys || xs.back() != keys)
-      if (!product(scores, heads) || heads < 2 || xs.numel() != heads * rows * keys || xs.back() != keys) continue;
+    if (!product(scores, heads) || heads < 2 || xs.numel() != heads * rows * keys || xs.back() != keys) continue;
     // Where the scores fit in cache the steps read them from there anyway,
     // and a head at a time only adds calls (tiny's 16 x 16 heads: 5% slower).
     if (bytes(X) <= gemm_caches().l2 / 2) continue;
-    if (g_.node(W).shape != xs || g_.node(P).shape != xs || steps_[iw].prep.it.step(2) != 1)
-      if (g_.node(W).shape != xs || g_.node(P).shape != xs || steps_[iw].prep.it.step(2) != 1) continue;
-    if (readers(X) != std::vector<NodeId>{W} || readers(W) != std::vector<NodeId>{P})
-      if (readers(X) != std::vector<NodeId>{W} || readers(W) != std::vector<NodeId>{P}) continue;
+    if (g_.node(W).shape != xs || g_.node(P).shape != xs || steps_[iw].prep.it.step(2) != 1) continue;
+    if (readers(X) != std::vector<NodeId>{W} || readers(W) != std::vector<NodeId>{P}) continue;
 
     // P's readers: dV's product (through P^T), the mul of the mul + sum, the pair's second step.
     NodeId dv = kNoNode, mul = kNoNode, second = kNoNode;
@@ -99,24 +95,19 @@ int64_t CpuExecutor::fuse_attention_grads() {
           (steps_[i - 1].fuse == Fuse::Binary || steps_[i - 1].fuse == Fuse::BinaryScale))
         second = u;
     }
-    if (pr.size() != 3 || dv == kNoNode || mul == kNoNode || second == kNoNode)
-      if (pr.size() != 3 || dv == kNoNode || mul == kNoNode || second == kNoNode) continue;
-    if (!product(dv, heads) || operand(dv, 0) != P || !steps_[step_of[dv]].prep.trans[0] || !own_head(dv, 0))
-      if (!product(dv, heads) || operand(dv, 0) != P || !steps_[step_of[dv]].prep.trans[0] || !own_head(dv, 0))
-        continue;
+    if (pr.size() != 3 || dv == kNoNode || mul == kNoNode || second == kNoNode) continue;
+    if (!product(dv, heads) || operand(dv, 0) != P || !steps_[step_of[dv]].prep.trans[0] || !own_head(dv, 0)) continue;
     const Node& mn = g_.node(mul);
     NodeId dp = mn.inputs[0] == P ? mn.inputs[1] : mn.inputs[0];
     NodeId r = steps_[step_of[mul] + 1].id;
     size_t iu = step_of[second] - 1;
     NodeId first = steps_[iu].id;
     const Node &fn = g_.node(first), &sn = g_.node(second);
-    if (mn.inputs.size() != 2 || dp == P || !product(dp, heads) || g_.node(dp).shape != xs)
-      if (mn.inputs.size() != 2 || dp == P || !product(dp, heads) || g_.node(dp).shape != xs) continue;
+    if (mn.inputs.size() != 2 || dp == P || !product(dp, heads) || g_.node(dp).shape != xs) continue;
     if (operand(dp, 0) == P || operand(dp, 1) == P ||
         readers(dp) != std::vector<NodeId>{std::min(mul, first), std::max(mul, first)})
       continue;
-    if (g_.node(r).shape.numel() != heads * rows || readers(r) != std::vector<NodeId>{first})
-      if (g_.node(r).shape.numel() != heads * rows || readers(r) != std::vector<NodeId>{first}) continue;
+    if (g_.node(r).shape.numel() != heads * rows || readers(r) != std::vector<NodeId>{first}) continue;
     bool dp_r = fn.inputs.size() == 2 &&
                 ((fn.inputs[0] == dp && fn.inputs[1] == r) || (fn.inputs[0] == r && fn.inputs[1] == dp));
     int slot = sn.inputs[0] == first ? 0 : 1;
@@ -127,14 +118,12 @@ int64_t CpuExecutor::fuse_attention_grads() {
     const float* scale = nullptr;
     if (steps_[iu].fuse == Fuse::BinaryScale) {
       std::vector<NodeId> sr = readers(second);
-      if (sr.size() != 1 || fuse_of(sr[0]) != Fuse::IntoPrevious || g_.node(sr[0]).op != Op::Mul)
-        if (sr.size() != 1 || fuse_of(sr[0]) != Fuse::IntoPrevious || g_.node(sr[0]).op != Op::Mul) continue;
+      if (sr.size() != 1 || fuse_of(sr[0]) != Fuse::IntoPrevious || g_.node(sr[0]).op != Op::Mul) continue;
       ds = sr[0];
       scale = &steps_[iu].fuse_scale;
     }
     std::vector<NodeId> dr = readers(ds);
-    if (dr.size() != 2 || g_.node(ds).shape != xs)
-      if (dr.size() != 2 || g_.node(ds).shape != xs) continue;
+    if (dr.size() != 2 || g_.node(ds).shape != xs) continue;
     NodeId dq = steps_[step_of[dr[0]]].prep.trans[0] ? dr[1] : dr[0], dk = dq == dr[0] ? dr[1] : dr[0];
     if (!product(dq, heads) || !product(dk, heads) || g_.node(dq).inputs[0] != ds || operand(dk, 0) != ds ||
         !steps_[step_of[dk]].prep.trans[0] || operand(dq, 1) == ds || operand(dk, 1) == ds || !own_head(dq, 0) ||
@@ -155,10 +144,7 @@ int64_t CpuExecutor::fuse_attention_grads() {
                                  g_.node(W).inputs[2],      g_.node(dv).inputs[1],     g_.node(dp).inputs[0],
                                  g_.node(dp).inputs[1],     g_.node(dq).inputs[1],     g_.node(dk).inputs[1]};
     std::vector<NodeId> writes = {dv, dq, dk};
-    auto made_at = [&](NodeId x) {  // the step that writes x's values (a view's source's)
-      while (plan_.view[x] && g_.node(x).inputs.size() == 1) x = g_.node(x).inputs[0];
-      return step_of[x];
-    };
+    auto made_at = [&](NodeId x) { return step_of[viewed(x)]; };  // the step that writes x's values
     auto is_member = [&](NodeId u) {
       for (size_t m : members)
         if (steps_[m].id == u) return true;
@@ -177,10 +163,8 @@ int64_t CpuExecutor::fuse_attention_grads() {
         continue;
       }
       ok = t.fuse == Fuse::None && t.region < 0;
-      for (NodeId in : g_.node(t.id).inputs) {
-        NodeId src = plan_.view[in] && g_.node(in).inputs.size() == 1 ? g_.node(in).inputs[0] : in;
-        for (size_t m : members) ok = ok && in != steps_[m].id && src != steps_[m].id;
-      }
+      for (NodeId in : g_.node(t.id).inputs)
+        for (size_t m : members) ok = ok && viewed(in) != steps_[m].id;
       // The hoisted run in their order: over bytes of a read that a later one makes is as before.
       for (NodeId x : reads) ok = ok && (x == t.id || apart(t.id, x) || (made_at(x) > i && made_at(x) < hi));
       hoisted.push_back(i);
@@ -208,7 +192,6 @@ int64_t CpuExecutor::fuse_attention_grads() {
                                iu,
                                step_of[dq],
                                step_of[dk],
-                               iu + 1,
                                hoisted,
                                {stage[0], stage[1], stage[2]},
                                {}};
@@ -246,7 +229,7 @@ void CpuExecutor::run_attention_grad_region(const AttentionGradRegion& r, uint64
   for (size_t h : r.hoisted) execute(steps_[h], rng_offset);
   Args scores = args(r.scores, rng_offset), where = args(r.where, rng_offset), softmax = args(r.where + 1, rng_offset),
        dv = args(r.dv, rng_offset), dp = args(r.dp, rng_offset), mul = args(r.mul, rng_offset),
-       reduce = args(r.mul + 1, rng_offset), first = args(r.first, rng_offset), second = args(r.second, rng_offset),
+       reduce = args(r.mul + 1, rng_offset), first = args(r.first, rng_offset), second = args(r.first + 1, rng_offset),
        dq = args(r.dq, rng_offset), dk = args(r.dk, rng_offset);
   Args* out[3] = {&dv, &dq, &dk};
   for (int w = 0; w < 3; ++w)

@@ -21,6 +21,11 @@ bool divide_one_another(int64_t a, int64_t b) { return a > 0 && b > 0 && std::ma
 
 bool CpuExecutor::f32_binary(Op op) { return op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div; }
 
+NodeId CpuExecutor::viewed(NodeId id) const {
+  while (plan_.view[id] && g_.node(id).inputs.size() == 1) id = g_.node(id).inputs[0];
+  return id;
+}
+
 int64_t CpuExecutor::bytes(NodeId id) const { return g_.node(id).shape.numel() * 4; }
 
 bool CpuExecutor::apart(NodeId a, NodeId b) const {
@@ -225,10 +230,8 @@ void CpuExecutor::fuse_into_products() {
       bool ok = t.region < 0 && on.dtype == DType::F32 && on.shape == g_.node(c).shape && same_or_apart(out, c);
       if (x != kNoNode) {
         // x is read with the product's tiles: it must be made before the product.
-        NodeId src = x;
-        while (plan_.view[src] && g_.node(src).inputs.size() == 1) src = g_.node(src).inputs[0];
         ok = ok && g_.node(x).dtype == DType::F32 && g_.node(x).shape == on.shape && same_or_apart(out, x) &&
-             plan_.position[src] < plan_.position[s.id];
+             plan_.position[viewed(x)] < plan_.position[s.id];
       }
       for (NodeId operand : mm.inputs) ok = ok && apart(out, operand);
       if (s.fuse == Fuse::MatmulBias) ok = ok && apart(out, g_.node(c).inputs[1 - s.fuse_slot]);
@@ -245,7 +248,6 @@ void CpuExecutor::fuse_into_products() {
       break;
     }
   }
-  fuse_column_sums();
 }
 
 // A sum-to of a [..., n] tensor down to [n] (a linear's bias gradient, a
