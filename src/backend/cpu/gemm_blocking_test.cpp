@@ -264,14 +264,17 @@ std::vector<float> parallel(const Operands& o, bool bf, int threads) {
 
 // Every blocking, every instruction set, serially and on 1-3 threads: f32 is
 // the chain and bf16 the definition, bit for bit. The shapes cross the k
-// blocks of every blocking (64 ... 384), the row blocks and the groups, with
-// odd k (a bf16 pad) and both transposes.
+// blocks of every blocking (64 ... 384), the row blocks, the groups and the
+// threads' column groups, with odd k (a bf16 pad) and both transposes.
 TEST(GemmBlocking, SameBitsForEveryBlockingIsaAndThreadCount) {
   Guard guard;
   struct Shape {
     int64_t m, n, k;
   };
-  std::vector<Shape> shapes = {{7, 9, 5}, {97, 65, 385}, {520, 40, 129}, {33, 200, 771}, {600, 40, 64}};
+  // 130 x 400: few rows and enough panels for the threads to split op(B)'s
+  // columns (gemm_column_groups) with every instruction set's tile.
+  std::vector<Shape> shapes = {{7, 9, 5},      {97, 65, 385}, {520, 40, 129},
+                               {33, 200, 771}, {600, 40, 64}, {130, 400, 300}};
   for (const Shape& s : shapes)
     for (int t = 0; t < 4; ++t)
       for (bool bf : {false, true}) {

@@ -107,7 +107,8 @@ void run(const Gemm& g, int threads) {
 }
 
 // The products the fused-step tests run: around the register tiles and the
-// k block, and big enough to run over the pool.
+// k block, big enough to run over the pool, and one of few rows whose
+// threads split its columns.
 struct Dims {
   int64_t m, n, k;
 };
@@ -175,7 +176,7 @@ TEST(Gemm, BiasIsAddedAfterTheChainOnEveryIsaAndThreadCount) {
 // pool, tiles at every edge.
 TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
   IsaGuard guard;
-  std::vector<Dims> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {200, 130, 600}};
+  std::vector<Dims> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {200, 130, 600}, {130, 400, 300}};
   for (Isa i : supported()) {
     set_isa(i);
     for (const Dims& s : shapes)
@@ -215,7 +216,7 @@ TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
 // instruction set and thread count; the product itself unchanged.
 TEST(Gemm, ColumnSumsAreTheRowOrderSums) {
   IsaGuard guard;
-  std::vector<Dims> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {64, 130, 2048}};
+  std::vector<Dims> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {64, 130, 2048}, {130, 400, 300}};
   for (Isa i : supported()) {
     set_isa(i);
     for (const Dims& s : shapes) {
