@@ -85,6 +85,9 @@ class CpuExecutor {
   };
   // How many steps the schedule runs fused this way (for tests and the benchmark).
   int fused(Fuse kind) const { return fusions_[static_cast<int>(kind)]; }
+  // Heads of attention's backward, over every run so far, whose products
+  // skipped the causal mask's zeros (k_attention_grad.inc), for tests.
+  int64_t heads_skipping_zeros() const { return heads_skipping_zeros_; }
 
  private:
   struct Step {
@@ -147,6 +150,7 @@ class CpuExecutor {
   std::unique_ptr<float[]> staging_;  // attention_grads_'s staged outputs
   int64_t staging_floats_ = 0;
   std::array<int, static_cast<int>(Fuse::IntoPrevious) + 1> fusions_{};  // per kind
+  int64_t heads_skipping_zeros_ = 0;
 };
 
 }  // namespace sx::cpu

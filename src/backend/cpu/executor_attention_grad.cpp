@@ -237,7 +237,7 @@ void CpuExecutor::run_attention_grad_region(const AttentionGradRegion& r, uint64
   AttentionGradSteps s = r.shape;
   s.scores = &scores, s.where = &where, s.softmax = &softmax, s.dv = &dv, s.dp = &dp, s.mul = &mul;
   s.reduce = &reduce, s.first = &first, s.second = &second, s.dq = &dq, s.dk = &dk;
-  run_attention_grad(s, pool_, scratch_ptrs_.data());
+  heads_skipping_zeros_ += run_attention_grad(s, pool_, scratch_ptrs_.data());
   const size_t steps[3] = {r.dv, r.dq, r.dk};
   for (int w = 0; w < 3; ++w)
     if (r.stage[w] >= 0)

@@ -65,6 +65,16 @@ struct Gemm {
   // to the sums of its columns: +0, then each of the k rows added in order,
   // as a sum-to over B's rows adds (a linear's bias gradient, B being gy).
   float* colsum = nullptr;
+  // Optional (f32, a product of one k block: attention's backward, head by
+  // head), per row i of C: the terms p < k_from[i] and p >= k_to[i] of its
+  // chain are zeros times finite values, and its columns j >= n_to[i] are
+  // not wanted. A tile runs only the steps some row of it needs, from +0
+  // (+0 plus a zero term is +0, and c plus one is c: the same bits), and a
+  // tile no row wants is not computed (C keeps what it held). Ignored where
+  // the product has several k blocks.
+  const int32_t* k_from = nullptr;
+  const int32_t* k_to = nullptr;
+  const int32_t* n_to = nullptr;
 };
 
 // Whether bf16 products run on the CPU's bf16 units (AVX512-BF16's

@@ -239,6 +239,55 @@ TEST(Gemm, ColumnSumsAreTheRowOrderSums) {
   }
 }
 
+// Gemm::k_from / k_to / n_to (attention's backward): the terms a row's range
+// leaves out are zeros in A, so the chain over the rest is the full chain's
+// bits; the columns a row does not want are the chain or untouched, and a
+// product no row wants leaves C as it was. Both layouts of op(A), every
+// instruction set, serially and over the pool.
+TEST(Gemm, RangedRowsGiveTheChainsBits) {
+  IsaGuard guard;
+  for (Isa i : supported()) {
+    set_isa(i);
+    for (bool ta : {false, true})
+      for (Dims s : std::vector<Dims>{{45, 70, 96}, {13, 33, 17}}) {
+        Operands o(s.m, s.n, s.k, ta, !ta, 0, ta ? 0.5f : 1.0f, static_cast<uint32_t>(s.m));
+        std::mt19937 rng(5);
+        std::vector<int32_t> from(static_cast<size_t>(s.m)), to(from.size()), cols(from.size());
+        for (int64_t r = 0; r < s.m; ++r) {
+          from[r] = static_cast<int32_t>(rng() % (s.k + 1));
+          to[r] = static_cast<int32_t>(from[r] + rng() % (s.k + 1 - from[r]));
+          cols[r] = static_cast<int32_t>(rng() % (s.n + 1));
+          for (int64_t p = 0; p < s.k; ++p)
+            if (p < from[r] || p >= to[r]) (ta ? o.a[p * o.lda + r] : o.a[r * o.lda + p]) = (p % 2 ? -0.0f : 0.0f);
+        }
+        std::vector<float> want = o.chain();
+        std::string what = std::string(isa_name(i)) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                           std::to_string(s.k) + " ta=" + std::to_string(ta);
+        int64_t untouched = 0;
+        for (int threads : {0, 1, 3}) {
+          std::vector<float> c;
+          Gemm g = o.call(c);
+          g.k_from = from.data(), g.k_to = to.data(), g.n_to = cols.data();
+          run(g, threads);
+          for (int64_t r = 0; r < s.m; ++r)
+            for (int64_t j = 0; j < s.n; ++j) {
+              float got = c[r * s.n + j], w = want[r * s.n + j];
+              bool chain = std::memcmp(&got, &w, 4) == 0;
+              untouched += !chain;
+              EXPECT_TRUE(chain || (j >= cols[r] && got == -7.0f))
+                  << what << " at " << r << "," << j << " on " << threads;
+            }
+          std::vector<int32_t> none(from.size(), 0);
+          std::fill(c.begin(), c.end(), -7.0f);
+          g.n_to = none.data();
+          run(g, threads);
+          EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x == -7.0f; })) << what << ": C was written";
+        }
+        EXPECT_GT(untouched, 0) << what << ": no tile was left out";
+      }
+  }
+}
+
 TEST(Gemm, EveryElementIsTheFmaChainOnEveryIsaAndThreadCount) {
   IsaGuard guard;
   struct Shape {

@@ -5,8 +5,11 @@
 // independent tasks, so the same for any thread count.
 #pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off")
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/isa.h"
@@ -26,13 +29,17 @@ namespace {
 int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 }  // namespace
 
-// S, P, dP, dS (rows x keys each), r and one row of the pair's first step,
-// then a product's packed operands.
-int64_t attention_grad_scratch(int64_t rows, int64_t keys, int64_t widest_product) {
-  return round16(4 * rows * keys + rows + keys) + gemm_thread_floats(widest_product);
+// S, P, dP, dS (rows x keys each), r, one row of the pair's first step and
+// the per-row and per-key lengths (Held), then a product's packed operands.
+int64_t attention_grad_held(int64_t rows, int64_t keys) {
+  return round16(4 * rows * keys + rows + keys + 2 * rows + keys);  // the lengths: int32, a float's size
 }
 
-void run_attention_grad(const AttentionGradSteps& s, ThreadPool& pool, float* const* scratch) {
+int64_t attention_grad_scratch(int64_t rows, int64_t keys, int64_t widest_product) {
+  return attention_grad_held(rows, keys) + gemm_thread_floats(widest_product);
+}
+
+int64_t run_attention_grad(const AttentionGradSteps& s, ThreadPool& pool, float* const* scratch) {
   SX_DISPATCH(run_attention_grad, s, pool, scratch);
 }
 

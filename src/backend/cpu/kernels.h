@@ -109,7 +109,9 @@ struct AttentionGradSteps {
   int64_t chunks = 1;  // tasks the heads are grouped into (small ones run inline)
 };
 int64_t attention_grad_scratch(int64_t rows, int64_t keys, int64_t widest_product);  // floats per thread
-void run_attention_grad(const AttentionGradSteps& s, ThreadPool& pool, float* const* scratch);
+int64_t attention_grad_held(int64_t rows, int64_t keys);  // of which a head's values and lengths
+// Returns how many heads skipped their zeros (k_attention_grad.inc's head).
+int64_t run_attention_grad(const AttentionGradSteps& s, ThreadPool& pool, float* const* scratch);
 void run_shape(const Args& a);  // reshape copies, permute, slice, concat, gather, expand, sum-to, pad, scatter-add
 void run_fused(const Args& a);  // softmax, norms, embed, cross-entropy, accuracy, dropout, copies
 void run_leaf(const Args& a);   // full, arange

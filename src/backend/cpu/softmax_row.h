@@ -39,8 +39,9 @@ namespace sx::cpu {
   return w[0];
 }
 
-// y[j] = softmax(x[0..n))[j] for j < n <= kLanes; y may be x.
-[[gnu::always_inline]] inline void softmax_short(const float* x, float* y, int64_t n) {
+// y[j] = softmax(x[0..n))[j] for j < n <= kLanes; y may be x. Returns the
+// sum the exponentials were divided by.
+[[gnu::always_inline]] inline float softmax_short(const float* x, float* y, int64_t n) {
   float v[kLanes];
   for (int l = 0; l < kLanes; ++l) v[l] = l < n ? x[l] : -std::numeric_limits<float>::infinity();
   float m = max_lanes(v, kLanes);
@@ -53,16 +54,19 @@ namespace sx::cpu {
   for (int l = 0; l < kLanes; ++l) v[l] = v[l] / sum;
   for (int l = 0; l < kLanes; ++l)  // a masked store (a loop of n became a call of memcpy)
     if (l < n) y[l] = v[l];
+  return sum;
 }
 
 // y[j] = softmax(x[0..n))[j] for j < n; y may be x. n = 0 writes nothing.
-[[gnu::always_inline]] inline void softmax_row_f(const float* x, float* y, int64_t n) {
+// Returns the sum the exponentials were divided by (+0 for n = 0).
+[[gnu::always_inline]] inline float softmax_row_f(const float* x, float* y, int64_t n) {
   if (n > 0 && n <= kLanes) return softmax_short(x, y, n);
   float m = max_lanes(x, n);
 #pragma GCC ivdep
   for (int64_t j = 0; j < n; ++j) y[j] = exp_f(x[j] - m);
   float sum = sum_lanes(y, n);
   for (int64_t j = 0; j < n; ++j) y[j] = y[j] / sum;
+  return sum;
 }
 
 }  // namespace sx::cpu
