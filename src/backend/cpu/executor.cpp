@@ -53,6 +53,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
   }
   scratch = std::max(scratch, fuse_pairs());
   scratch = std::max(scratch, fuse_attention_grads());
+  scratch = std::max(scratch, fuse_norm_grads());
   fuse_into_products();
   fuse_column_sums();
   if (staging_floats_ > 0) staging_.reset(new float[staging_floats_]);
@@ -120,8 +121,9 @@ void CpuExecutor::run(uint64_t rng_offset) {
     }
     auto start = std::chrono::steady_clock::now();
     execute(s, rng_offset);
-    // A region of attention's backward counts as attention.
-    op_seconds_[static_cast<int>(s.region >= 0 ? Op::Attention : n.op)] +=
+    // A region of attention's backward counts as attention, a layer-norm's as layer-norm.
+    Op op = s.region >= 0 ? Op::Attention : s.norm_region >= 0 ? Op::LayerNorm : n.op;
+    op_seconds_[static_cast<int>(op)] +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 }
@@ -146,6 +148,7 @@ const Gemm* CpuExecutor::product_extras(const Step& s, Gemm& then) const {
 
 void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   if (s.region >= 0) return run_attention_grad_region(attention_grads_[s.region], rng_offset);
+  if (s.norm_region >= 0) return run_norm_grad_region(norm_grads_[s.norm_region]);
   const Node& n = g_.node(s.id);
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
   Gemm extras;

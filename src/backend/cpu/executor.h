@@ -81,6 +81,7 @@ class CpuExecutor {
     AttentionGrad,    // attention's backward, head by head (counted once per region)
     MatmulThen,       // a gelu, a gelu-grad + mul pair or an add in a product's tiles (counted per product)
     MatmulColumnSum,  // a sum-to of op(B)'s rows as the product packs them (a bias gradient)
+    LayerNormGrad,    // a layer-norm's input gradient, row by row (counted once per region)
     IntoPrevious
   };
   // How many steps the schedule runs fused this way (for tests and the benchmark).
@@ -100,6 +101,7 @@ class CpuExecutor {
     int fuse_next = 1;        // how far on that step is (params, which compute nothing, may sit between)
     float fuse_scale = 1.0f;  // BinaryScale: the third step's scalar
     int region = -1;          // the attention_grads_ region this step runs (its first member)
+    int norm_region = -1;     // the norm_grads_ region this step runs (its first member)
     int then_step = 0;        // a matmul: how far on the step fused into its tiles is (0: none)
     int then_slot = 0;        // which input of that step (an add) the product is
     int colsum_step = 0;      // a matmul: how far back the sum-to of its op(B)'s rows is (0: none)
@@ -111,6 +113,13 @@ class CpuExecutor {
     std::vector<size_t> hoisted;
     int64_t stage[3];          // dV, dQ, dK: where in staging_ it is written first, or -1
     AttentionGradSteps shape;  // ids, scale and sizes (its Args are made when it runs)
+  };
+  // A layer-norm's backward found in the schedule (executor_norm_grad.cpp):
+  // its nodes by role (gg may be kNoNode), eps, and the sizes.
+  struct NormGradRegion {
+    NodeId x, gy, gain, dx, gg;
+    float eps;
+    int64_t rows, d;
   };
   // For the fusions (executor_fuse.cpp): a float add, sub, mul or div; a
   // node's bytes; whether two nodes' bytes do not meet (a node outside the
@@ -124,12 +133,14 @@ class CpuExecutor {
   bool same_or_apart(NodeId a, NodeId b) const;
   int64_t fuse_pairs();
   int64_t fuse_attention_grads();
+  int64_t fuse_norm_grads();
   void fuse_into_products();
   void fuse_column_sums();
   // The steps fused into product s's tiles or packing (fuse_into_products),
   // as gemm.h's Gemm fields set in `then`; nullptr when none.
   const Gemm* product_extras(const Step& s, Gemm& then) const;
   void run_attention_grad_region(const AttentionGradRegion& r, uint64_t rng_offset);
+  void run_norm_grad_region(const NormGradRegion& r);
   Args args(size_t step, uint64_t rng_offset);
   void resolve_pointers();
   void execute(Step& s, uint64_t rng_offset);
@@ -147,6 +158,7 @@ class CpuExecutor {
   bool profiling_ = false;
   std::array<double, kNumOps> op_seconds_{};
   std::vector<AttentionGradRegion> attention_grads_;
+  std::vector<NormGradRegion> norm_grads_;
   std::unique_ptr<float[]> staging_;  // attention_grads_'s staged outputs
   int64_t staging_floats_ = 0;
   std::array<int, static_cast<int>(Fuse::IntoPrevious) + 1> fusions_{};  // per kind

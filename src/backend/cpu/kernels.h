@@ -112,6 +112,18 @@ int64_t attention_grad_scratch(int64_t rows, int64_t keys, int64_t widest_produc
 int64_t attention_grad_held(int64_t rows, int64_t keys);  // of which a head's values and lengths
 // Returns how many heads skipped their zeros (k_attention_grad.inc's head).
 int64_t run_attention_grad(const AttentionGradSteps& s, ThreadPool& pool, float* const* scratch);
+// A layer-norm's input gradient (and its gain's, before the sum over rows),
+// the steps autodiff's norm_grads emits computed a row at a time
+// (executor_norm_grad.cpp, k_norm_grad.inc): dx and gg ([rows, d]; gg may
+// be null) from x and gy ([rows, d]) and gain [d]. Per thread, 3 d floats
+// of scratch.
+struct NormGradRows {
+  const float *x = nullptr, *gy = nullptr, *gain = nullptr;
+  float *dx = nullptr, *gg = nullptr;
+  int64_t rows = 0, d = 0;
+  float eps = 0;
+};
+void run_layer_norm_grad(const NormGradRows& a, ThreadPool& pool, float* const* scratch);
 void run_shape(const Args& a);  // reshape copies, permute, slice, concat, gather, expand, sum-to, pad, scatter-add
 void run_fused(const Args& a);  // softmax, norms, embed, cross-entropy, accuracy, dropout, copies
 void run_leaf(const Args& a);   // full, arange
