@@ -86,11 +86,12 @@ void print_profile(Step& step, int steps) {
   std::printf(
       "  profile: %.2f ms/step in kernels; fused pairs: %d gelu-grad+mul, %d binary+binary, %d binary+binary+scale, "
       "%d matmul+scale, %d where+softmax, %d mul+sum/mean, %d matmul+bias, %d attention backwards by head, %d "
-      "gelu, gelu-grad + mul or add in products, %d sum-to in products, %d layer-norm backwards by row\n",
+      "gelu, gelu-grad + mul or add in products, %d sum-to in products, %d layer-norm backwards by row (%d with their "
+      "add)\n",
       total, ex.fused(Fuse::GeluGradMul), ex.fused(Fuse::Binary), ex.fused(Fuse::BinaryScale),
       ex.fused(Fuse::MatmulScale), ex.fused(Fuse::WhereSoftmax), ex.fused(Fuse::MulReduce), ex.fused(Fuse::MatmulBias),
       ex.fused(Fuse::AttentionGrad), ex.fused(Fuse::MatmulThen), ex.fused(Fuse::MatmulColumnSum),
-      ex.fused(Fuse::LayerNormGrad));
+      ex.fused(Fuse::LayerNormGrad), ex.fused(Fuse::LayerNormGradAdd));
   for (auto [ms, op] : by_op)
     if (ms >= 0.01 * total)
       std::printf("    %-14s %8.2f ms %5.1f%%\n", op_name(static_cast<Op>(op)), ms, 100 * ms / total);

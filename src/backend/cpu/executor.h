@@ -78,10 +78,11 @@ class CpuExecutor {
     WhereSoftmax,
     MulReduce,
     MatmulBias,
-    AttentionGrad,    // attention's backward, head by head (counted once per region)
-    MatmulThen,       // a gelu, a gelu-grad + mul pair or an add in a product's tiles (counted per product)
-    MatmulColumnSum,  // a sum-to of op(B)'s rows as the product packs them (a bias gradient)
-    LayerNormGrad,    // a layer-norm's input gradient, row by row (counted once per region)
+    AttentionGrad,     // attention's backward, head by head (counted once per region)
+    MatmulThen,        // a gelu, a gelu-grad + mul pair or an add in a product's tiles (counted per product)
+    MatmulColumnSum,   // a sum-to of op(B)'s rows as the product packs them (a bias gradient)
+    LayerNormGrad,     // a layer-norm's input gradient, row by row (counted once per region)
+    LayerNormGradAdd,  // the add that alone reads that gradient, in the same pass
     IntoPrevious
   };
   // How many steps the schedule runs fused this way (for tests and the benchmark).
@@ -115,9 +116,11 @@ class CpuExecutor {
     AttentionGradSteps shape;  // ids, scale and sizes (its Args are made when it runs)
   };
   // A layer-norm's backward found in the schedule (executor_norm_grad.cpp):
-  // its nodes by role (gg may be kNoNode), eps, and the sizes.
+  // its nodes by role (gg may be kNoNode; with an add of dx, `dx` is the
+  // add's output and `other` its other operand), eps, and the sizes.
   struct NormGradRegion {
-    NodeId x, gy, gain, dx, gg;
+    NodeId x, gy, gain, dx, gg, other;
+    bool other_first;
     float eps;
     int64_t rows, d;
   };

@@ -123,11 +123,36 @@ int64_t CpuExecutor::fuse_norm_grads() {
         for (NodeId in : {x, gy, gain}) ok = ok && same_or_apart(out, in);
     if (!ok) continue;
 
+    // The add that alone reads dx (the residual stream's two gradients),
+    // made in the pass when its other operand is made before the region and
+    // the steps it passes over neither read nor write its output's bytes.
+    NodeId sum = users[dx].size() == 1 && !output[dx] ? users[dx][0] : kNoNode, other = kNoNode;
+    if (sum != kNoNode && step_of[sum] != none && step_of[sum] > hi && steps_[step_of[sum]].compute &&
+        steps_[step_of[sum]].fuse == Fuse::None && g_.node(sum).op == Op::Add && g_.node(sum).shape == xs &&
+        g_.node(sum).dtype == DType::F32 && g_.node(sum).inputs.size() == 2) {
+      other = g_.node(sum).inputs[g_.node(sum).inputs[0] == dx ? 1 : 0];
+      bool fits = other != dx && g_.node(other).shape == xs && g_.node(other).dtype == DType::F32 &&
+                  step_of[viewed(other)] != none && step_of[viewed(other)] < lo;
+      for (NodeId in : {x, gy, gain, other}) fits = fits && same_or_apart(sum, in);
+      if (gg != kNoNode) fits = fits && apart(sum, gg);
+      for (size_t i = hi + 1; fits && i < step_of[sum]; ++i) {
+        if (!steps_[i].compute) continue;
+        fits = apart(sum, steps_[i].id);
+        for (NodeId in : g_.node(steps_[i].id).inputs) fits = fits && apart(sum, in);
+      }
+      if (!fits) sum = other = kNoNode;
+    } else {
+      sum = kNoNode;
+    }
+
     for (size_t i : at) steps_[i].compute = false;
     for (size_t i : dropped) steps_[i].compute = false;
     steps_[lo].compute = true;
     steps_[lo].norm_region = static_cast<int>(norm_grads_.size());
-    norm_grads_.push_back({x, gy, gain, dx, gg, static_cast<float>(en.attrs.value), rows, d});
+    if (sum != kNoNode) steps_[step_of[sum]].compute = false, ++fusions_[static_cast<int>(Fuse::LayerNormGradAdd)];
+    norm_grads_.push_back({x, gy, gain, sum != kNoNode ? sum : dx, gg, other,
+                           sum != kNoNode && g_.node(sum).inputs[0] == other, static_cast<float>(en.attrs.value), rows,
+                           d});
     scratch = std::max(scratch, 3 * d);
     ++fusions_[static_cast<int>(Fuse::LayerNormGrad)];
   }
@@ -140,6 +165,7 @@ void CpuExecutor::run_norm_grad_region(const NormGradRegion& r) {
   a.gain = static_cast<const float*>(ptr_[r.gain]);
   a.dx = static_cast<float*>(ptr_[r.dx]), a.gg = r.gg == kNoNode ? nullptr : static_cast<float*>(ptr_[r.gg]);
   a.rows = r.rows, a.d = r.d, a.eps = r.eps;
+  a.other = r.other == kNoNode ? nullptr : static_cast<const float*>(ptr_[r.other]), a.other_first = r.other_first;
   run_layer_norm_grad(a, pool_, scratch_ptrs_.data());
 }
 

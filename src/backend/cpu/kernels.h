@@ -115,13 +115,15 @@ int64_t run_attention_grad(const AttentionGradSteps& s, ThreadPool& pool, float*
 // A layer-norm's input gradient (and its gain's, before the sum over rows),
 // the steps autodiff's norm_grads emits computed a row at a time
 // (executor_norm_grad.cpp, k_norm_grad.inc): dx and gg ([rows, d]; gg may
-// be null) from x and gy ([rows, d]) and gain [d]. Per thread, 3 d floats
-// of scratch.
+// be null) from x and gy ([rows, d]) and gain [d]; with `other`, dx is the
+// add of it ([rows, d]) that read dx, in the add's operand order. Per
+// thread, 3 d floats of scratch.
 struct NormGradRows {
-  const float *x = nullptr, *gy = nullptr, *gain = nullptr;
+  const float *x = nullptr, *gy = nullptr, *gain = nullptr, *other = nullptr;
   float *dx = nullptr, *gg = nullptr;
   int64_t rows = 0, d = 0;
   float eps = 0;
+  bool other_first = false;
 };
 void run_layer_norm_grad(const NormGradRows& a, ThreadPool& pool, float* const* scratch);
 void run_shape(const Args& a);  // reshape copies, permute, slice, concat, gather, expand, sum-to, pad, scatter-add
