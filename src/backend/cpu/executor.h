@@ -135,6 +135,15 @@ class CpuExecutor {
   bool apart(NodeId a, NodeId b) const;
   bool same_or_apart(NodeId a, NodeId b) const;
   int64_t fuse_pairs();
+  // Who makes and who reads each node, for the region matchers: its step
+  // (steps_.size() when none), the scheduled nodes reading it (each once),
+  // and whether it is a graph output.
+  struct Schedule {
+    std::vector<size_t> step_of;
+    std::vector<std::vector<NodeId>> users;
+    std::vector<bool> output;
+  };
+  Schedule schedule_index() const;
   int64_t fuse_attention_grads();
   int64_t fuse_norm_grads();
   void fuse_into_products();

@@ -17,13 +17,7 @@ namespace sx::cpu {
 // members and not be outputs.
 int64_t CpuExecutor::fuse_attention_grads() {
   const size_t none = steps_.size();
-  std::vector<size_t> step_of(g_.size(), none);
-  for (size_t i = 0; i < steps_.size(); ++i) step_of[steps_[i].id] = i;
-  std::vector<std::vector<NodeId>> users(g_.size());
-  for (NodeId id : plan_.schedule)
-    for (NodeId in : g_.node(id).inputs) users[in].push_back(id);
-  std::vector<bool> output(g_.size(), false);
-  for (NodeId o : plan_.outputs) output[o] = true;
+  const auto [step_of, users, output] = schedule_index();
   auto transposed = [&](NodeId id) { return plan_.view[id] && plan::is_transpose(g_.node(id)); };
   // The distinct nodes that read x, a folded transpose's readers in its
   // place; {} when another view reads it.

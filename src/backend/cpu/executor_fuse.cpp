@@ -33,6 +33,17 @@ bool CpuExecutor::apart(NodeId a, NodeId b) const {
   return o < 0 || xo < 0 || xo + bytes(b) <= o || o + bytes(a) <= xo;
 }
 
+CpuExecutor::Schedule CpuExecutor::schedule_index() const {
+  Schedule s{std::vector<size_t>(g_.size(), steps_.size()), std::vector<std::vector<NodeId>>(g_.size()),
+             std::vector<bool>(g_.size(), false)};
+  for (size_t i = 0; i < steps_.size(); ++i) s.step_of[steps_[i].id] = i;
+  for (NodeId id : plan_.schedule)
+    for (NodeId in : g_.node(id).inputs)
+      if (std::find(s.users[in].begin(), s.users[in].end(), id) == s.users[in].end()) s.users[in].push_back(id);
+  for (NodeId o : plan_.outputs) s.output[o] = true;
+  return s;
+}
+
 bool CpuExecutor::same_or_apart(NodeId a, NodeId b) const {
   return (plan_.offset[a] == plan_.offset[b] && bytes(a) == bytes(b)) || apart(a, b);
 }

@@ -17,14 +17,7 @@ namespace sx::cpu {
 // Their intermediates must be read only by members and not be outputs.
 int64_t CpuExecutor::fuse_norm_grads() {
   const size_t none = steps_.size();
-  std::vector<size_t> step_of(g_.size(), none);
-  for (size_t i = 0; i < steps_.size(); ++i) step_of[steps_[i].id] = i;
-  std::vector<std::vector<NodeId>> users(g_.size());
-  for (NodeId id : plan_.schedule)
-    for (NodeId in : g_.node(id).inputs)
-      if (std::find(users[in].begin(), users[in].end(), id) == users[in].end()) users[in].push_back(id);
-  std::vector<bool> output(g_.size(), false);
-  for (NodeId o : plan_.outputs) output[o] = true;
+  const auto [step_of, users, output] = schedule_index();
   auto is = [&](NodeId id, Op op, std::initializer_list<NodeId> ins) {
     const Node& n = g_.node(id);
     return n.op == op && n.dtype == DType::F32 && std::vector<NodeId>(ins) == n.inputs;

@@ -10,7 +10,6 @@ namespace {
 
 using namespace ops;
 
-
 // Every output named by its node and op, on every device (test_util.h).
 void check(Case& c, const std::vector<NodeId>& outs, double rtol = 1e-5, bool exact = false) {
   std::vector<std::string> names;
@@ -221,8 +220,9 @@ OpCase attention_case(Case& c) {
   NodeId q = c.in({2, 3, 70, 16}), k = c.in({2, 3, 70, 16}), v = c.in({2, 3, 70, 12});
   NodeId q2 = c.in({2, 5, 8}), k2 = c.in({2, 9, 8}), v2 = c.in({2, 9, 3});  // fewer queries than keys
   NodeId q3 = c.in({9, 8}), k3 = c.in({5, 8}), v3 = c.in({5, 4});           // more: the first rows see nothing
+  NodeId q4 = c.in({40, 8}), k4 = c.in({8, 8}), v4 = c.in({8, 4});  // whole register tiles of rows that see nothing
   return {{attention(c.g, q, k, v, true), attention(c.g, q, k, v, false), attention(c.g, q2, k2, v2, true),
-           attention(c.g, q2, k2, v2, false, 0.3), attention(c.g, q3, k3, v3, true)}};
+           attention(c.g, q2, k2, v2, false, 0.3), attention(c.g, q3, k3, v3, true), attention(c.g, q4, k4, v4, true)}};
 }
 TEST(CpuOps, Attention) { check(attention_case); }
 
