@@ -120,7 +120,7 @@ class CpuExecutor {
   // add's output and `other` its other operand), eps, and the sizes.
   struct NormGradRegion {
     NodeId x, gy, gain, dx, gg, other;
-    bool other_first;
+    bool other_first, centre;
     float eps;
     int64_t rows, d;
   };

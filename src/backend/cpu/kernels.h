@@ -124,6 +124,7 @@ struct NormGradRows {
   int64_t rows = 0, d = 0;
   float eps = 0;
   bool other_first = false;
+  bool centre = true;  // a layer-norm's; false: an rms-norm's (no mean taken out of x or of dxhat)
 };
 void run_layer_norm_grad(const NormGradRows& a, ThreadPool& pool, float* const* scratch);
 void run_shape(const Args& a);  // reshape copies, permute, slice, concat, gather, expand, sum-to, pad, scatter-add

@@ -1,4 +1,4 @@
-// A layer-norm's backward run row by row (executor_norm_grad.cpp,
+// A layer-norm's or rms-norm's backward run row by row (executor_norm_grad.cpp,
 // k_norm_grad.inc) against the same steps run apart: the same bits, with
 // and without the gain's gradient and the residual's add, for a row length
 // that is not a whole number of lanes, on 1 and 3 threads.
@@ -22,12 +22,12 @@ bool same_bits(const ref::Tensor<float>& a, const ref::Tensor<float>& b) {
 // unless the gain is held constant (then no gy * xhat is made). With a
 // residual, x also reaches the loss as x * w (a residual stream's skip), so
 // x's gradient is the add of dx and w, which the pass makes.
-void expect_rows_give_the_steps_bits(int64_t d, bool gain_grad, bool residual) {
+void expect_rows_give_the_steps_bits(int64_t d, bool gain_grad, bool residual, bool rms) {
   Case c;
   const Shape s{5, 10, d};
   NodeId x = c.param(s), gain = c.param(Shape{d}, 0.5f, 1.5f), bias = c.param(Shape{d}), w = c.in(s);
   if (!gain_grad) gain = stop_gradient(c.g, gain);
-  NodeId y = mul(c.g, layer_norm(c.g, x, gain, bias, 1e-5), w);
+  NodeId y = mul(c.g, rms ? rms_norm(c.g, x, gain, 1e-5) : layer_norm(c.g, x, gain, bias, 1e-5), w);
   if (residual) y = add(c.g, y, mul(c.g, x, w));
   NodeId loss = sum(c.g, reshape(c.g, y, {s.numel()}), -1, false);
   Gradients grads = backward(c.g, loss);
@@ -38,7 +38,8 @@ void expect_rows_give_the_steps_bits(int64_t d, bool gain_grad, bool residual) {
     Op op = c.g.node(id).op;
     if (op == Op::Mul || op == Op::Sub || op == Op::Mean || op == Op::Rsqrt || op == Op::Add) apart.push_back(id);
   }
-  std::string what = "d " + std::to_string(d) + (gain_grad ? "" : ", gain constant") + (residual ? ", residual" : "");
+  std::string what = std::string(rms ? "rms-norm" : "layer-norm") + " d " + std::to_string(d) +
+                     (gain_grad ? "" : ", gain constant") + (residual ? ", residual" : "");
   for (int threads : {1, 3}) {
     plan::Plan p = plan::make_plan(c.g, outs);
     CpuExecutor ex(c.g, p, threads);
@@ -54,7 +55,13 @@ void expect_rows_give_the_steps_bits(int64_t d, bool gain_grad, bool residual) {
 TEST(CpuNormGrad, LayerNormRowsGiveTheStepsBits) {
   for (int64_t d : {37, 64})
     for (bool gain_grad : {true, false})
-      for (bool residual : {false, true}) expect_rows_give_the_steps_bits(d, gain_grad, residual);
+      for (bool residual : {false, true}) expect_rows_give_the_steps_bits(d, gain_grad, residual, false);
+}
+
+TEST(CpuNormGrad, RmsNormRowsGiveTheStepsBits) {
+  for (int64_t d : {37, 64})
+    for (bool gain_grad : {true, false})
+      for (bool residual : {false, true}) expect_rows_give_the_steps_bits(d, gain_grad, residual, true);
 }
 
 }  // namespace
