@@ -1,9 +1,10 @@
-// A layer-norm's backward found in the schedule and run row by row
-// (kernels.h's NormGradRows): the steps autodiff's norm_grads emits for the
-// input gradient, recognised by their ops and by who reads what. They had
-// been 13 passes over [rows, d] tensors (a medium step: 13 layer-norms, ~0.6
-// ms each); one pass reads x and gy and writes dx (and gy xhat, which the
-// gain's sum-to reads). Anything else leaves the steps as they are.
+// A layer-norm's or rms-norm's backward found in the schedule and run row
+// by row (kernels.h's NormGradRows): the steps autodiff's norm_grads emits
+// for the input gradient, recognised by their ops and by who reads what.
+// They had been up to 13 passes over [rows, d] tensors (a medium step: 13
+// layer-norms, ~0.6 ms each); one pass reads x and gy and writes dx (and gy
+// xhat, which the gain's sum-to reads). Anything else leaves the steps as
+// they are.
 #include <algorithm>
 #include <initializer_list>
 
