@@ -205,7 +205,9 @@ TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
             run(g, threads);
             const std::vector<float>& got = where == 0 ? out : where == 1 ? c : xs;
             EXPECT_TRUE(same_bits(got, out_want)) << what << " on " << threads;
-            if (where != 1) EXPECT_TRUE(same_bits(c, c_want)) << what << ": C changed";
+            if (where != 1) {
+              EXPECT_TRUE(same_bits(c, c_want)) << what << ": C changed";
+            }
           }
         }
   }

@@ -5,7 +5,6 @@
 #pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off")
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "backend/cpu/gemm.h"

@@ -3,6 +3,7 @@
 // share. A kernel gets its node, its inputs' and output's data (4 bytes an
 // element: float for f32 and bf16, int32 for i32 and bool) and what the
 // executor prepared for it at construction, so a step allocates nothing.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -57,6 +58,8 @@ struct Args {
 // Elements per task for cheap elementwise work: big enough to amortise a
 // dispatch, small enough to split a [512, 1024] activation.
 constexpr int64_t kGrain = 16384;
+// Rows of `d` elements per task: about kGrain elements, at least one row.
+inline int64_t row_grain(int64_t d) { return std::max<int64_t>(1, kGrain / std::max<int64_t>(d, 1)); }
 
 void prepare(const Graph& g, NodeId id, Prep& prep);  // fills what the op's kernel needs
 

@@ -31,6 +31,12 @@ template <typename F>
   return combine(acc);
 }
 
+// A mean as every reduction over a row takes it: the f32 sum divided by n
+// in double, rounded once.
+[[gnu::always_inline]] inline float mean_of_sum(float sum, int64_t n) {
+  return static_cast<float>(static_cast<double>(sum) / static_cast<double>(n));
+}
+
 // sum of f(x[j]) for j < n.
 template <typename F>
 [[gnu::always_inline]] inline float sum_lanes(const float* x, int64_t n, F f) {

@@ -51,6 +51,19 @@ inline float gelu_grad_f(float x) {
 
 inline float sigmoid_f(float x) { return 1.0f / (1.0f + exp_f(-x)); }
 
+// The largest |x[j]| for j < n, as its bits: at least 0x7f800000 where one
+// is inf or NaN. An integer max over the bits, which g++ vectorises.
+inline uint32_t max_magnitude_bits(const float* x, int64_t n) {
+  uint32_t most = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    uint32_t b;
+    std::memcpy(&b, x + j, 4);
+    b &= 0x7fffffffu;
+    most = b > most ? b : most;
+  }
+  return most;
+}
+
 // Round-to-nearest-even to bfloat16, kept in f32 (as the reference's
 // round_bf16): inf and NaN stay, a carry out of the mantissa rounds up to the
 // next binade or to inf. Branch-free so that the loops calling it vectorise.
