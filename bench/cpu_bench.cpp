@@ -149,6 +149,45 @@ void BM_MatmulExecutor(benchmark::State& state) {
 }
 BENCHMARK(BM_MatmulExecutor)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// One causal attention of the medium config's shape (batch 16, 8 heads, 128
+// positions, head size 32), forward only (backward: 0) or with autodiff's
+// backward (1: the gradients of q, k, v for a random dO), effective GFLOP/s
+// counting the causal half of each product.
+void BM_Attention(benchmark::State& state) {
+  const int64_t b = 16, h = 8, t = 128, d = 32;
+  Graph g;
+  g.builtin_taps = false;
+  std::vector<NodeId> qkv;
+  for (const char* name : {"q", "k", "v"}) qkv.push_back(ops::param(g, name, {b, h, t, d}, {}));
+  NodeId o = ops::attention(g, qkv[0], qkv[1], qkv[2], /*causal=*/true);
+  std::vector<NodeId> outputs{o};
+  if (state.range(0)) {
+    NodeId loss = ops::sum_all(g, ops::mul(g, o, ops::input(g, "r", {b, h, t, d}, DType::F32)));
+    Gradients grads = backward(g, loss);
+    outputs = {loss};
+    for (const auto& [path, id] : grads.params) outputs.push_back(id);
+  }
+  plan::Plan p = plan::make_plan(g, outputs);
+  cpu::CpuExecutor ex(g, p, threads());
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::map<std::string, std::vector<float>> values;
+  for (const auto& [path, id] : g.params()) {
+    values[path].resize(b * h * t * d);
+    for (float& x : values[path]) x = nd(rng);
+    ex.bind_param(path, values[path].data());
+  }
+  if (state.range(0))
+    for (int64_t i = 0; i < b * h * t * d; ++i) static_cast<float*>(ex.input("r"))[i] = nd(rng);
+  for (auto _ : state) ex.run();
+  double products = state.range(0) ? 7 : 2;  // forward: q k^T, P v; backward adds its recomputed q k^T and 4 more
+  state.counters["GFLOP/s"] = benchmark::Counter(products * b * h * t * t * d * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);  // 2 t t d each, halved
+  state.counters["regions"] = ex.fused(cpu::CpuExecutor::Fuse::AttentionGrad);
+  state.SetLabel(std::to_string(ex.threads()) + " threads");
+}
+BENCHMARK(BM_Attention)->ArgName("backward")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // One bf16 product (`:precision bf16`'s) of n x n x n on one thread, on the
 // f32 units (units 0: two fused multiply-adds a pair) or the bf16 units
 // (units 1: one vdpbf16ps a pair, where the CPU has AVX512-BF16): the same
