@@ -247,7 +247,11 @@ def case_single_run():
 def case_resumed_run():
     """Killed (-9) after a checkpoint with steps after it, resumed from latest: the re-run steps replace the old."""
     m, ck, page = os.path.join(TMP, "m.jsonl"), os.path.join(TMP, "ck"), os.path.join(TMP, "resumed.html")
-    args = ["run", SX, "--steps", "120", "--checkpoint-dir", ck, "--metrics", "jsonl:" + m]
+    # Enough steps (about a second here) that the polling below, descheduled
+    # on a loaded machine, still finds the run alive: 120 steps took 0.1 s,
+    # and the run once ended before it could be killed.
+    steps = 1200
+    args = ["run", SX, "--steps", str(steps), "--checkpoint-dir", ck, "--metrics", "jsonl:" + m]
     proc = subprocess.Popen([SEXPGPU, *args], cwd=REPO, env=clean_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
@@ -256,7 +260,11 @@ def case_resumed_run():
         lines = open(m).read().splitlines() if os.path.exists(m) else []
         if sum('"kind":"step"' in l for l in lines) >= 12:
             # Frozen, the file and the folder say where it is: kill it only with steps after its newest checkpoint.
+            # SIGSTOP returns before the run has stopped: wait until it has, or a checkpoint it was finishing
+            # is COMPLETE after the look below (the run then resumed from a later step than the one seen).
             proc.send_signal(signal.SIGSTOP)
+            _, status = os.waitpid(proc.pid, os.WUNTRACED)
+            expect(os.WIFSTOPPED(status), "the run ended before it could be killed")
             last = max([json.loads(l)["step"] for l in open(m).read().splitlines() if '"kind":"step"' in l
                         and l.endswith("}")], default=0)
             folder = os.path.join(ck, "sweep")
@@ -281,12 +289,12 @@ def case_resumed_run():
     d = dom(page)
     want = expected_points(m, "sweep")
     check_points(d, want)
-    expect(want[("train/loss", "sweep")] == 120, "120 steps, each once")
+    expect(want[("train/loss", "sweep")] == steps, f"{steps} steps, each once")
     # The resume marked at its step; the second segment's numbers for the re-run steps.
     expect(f"<title>resumed from step {ckpt}</title>" in d, "the resume mark")
-    latest = latest_records(m)[("step", None, 120)]["train/loss"]
+    latest = latest_records(m)[("step", None, steps)]["train/loss"]
     expect(f'data-v="{json.dumps(latest)}">{latest:.4f}</td>' in d, f"the final train/loss {latest}")
-    expect(re.search(rf"<td>2</td><td>[^<]+</td><td>step {ckpt}</td><td>{ckpt + 1}\.\.120</td>", d),
+    expect(re.search(rf"<td>2</td><td>[^<]+</td><td>step {ckpt}</td><td>{ckpt + 1}\.\.{steps}</td>", d),
            "the segments table: the second from the checkpoint")
     shot = os.path.join(TMP, "resumed.png")
     chromium(page, "--hide-scrollbars", "--window-size=900,1200", "--screenshot=" + shot)
