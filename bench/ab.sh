@@ -15,8 +15,7 @@ source "$root/bench/gpt_case.sh"  # configs, sx_run
 rounds="${ROUNDS:-5}"
 want="${CONFIGS:-tiny small medium}"
 best() { /usr/bin/python3 -c "import sys; print(min(float(a) for a in sys.argv[1:] if a))" "$@"; }
-cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-echo "== $cpu, $(nproc) cores; A=$a_bin B=$b_bin; best of $rounds alternating rounds"
+echo "== $(/usr/bin/python3 "$root/bench/cpu_name.py"); A=$a_bin B=$b_bin; best of $rounds alternating rounds"
 echo "| config | A s/step | B s/step | A/B |"
 echo "| --- | --- | --- | --- |"
 for c in "${configs[@]}"; do

@@ -17,5 +17,5 @@ if [ -z "${NO_BUILD:-}" ]; then
 fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/sexpgpu-data-bench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
+echo "CPU: $(/usr/bin/python3 "$root/bench/cpu_name.py")"
 "$build/sexpgpu-data-bench" "$root" "$work" ${BPE_ONLY:+bpe}

@@ -152,9 +152,9 @@ mdir="$work/medium"
 rss_kb=$(grep "Maximum resident set size" "$mdir/mem.txt" | awk '{print $NF}')
 (cd "$mdir" && "$sexpgpu" explain bench.sx >"$mdir/explain.txt" 2>&1) || true
 
-/usr/bin/python3 - "$work" "$rss_kb" <<'PY'
+/usr/bin/python3 - "$work" "$rss_kb" "$root" <<'PY'
 import json, re, sys
-work, rss_kb = sys.argv[1], int(sys.argv[2] or 0)
+work, rss_kb, root = sys.argv[1], int(sys.argv[2] or 0), sys.argv[3]
 runs = [json.loads(l) for l in open(f"{work}/ceiling.jsonl") if l.strip()]
 # The ceiling is the best product measured on this machine, whichever did it;
 # the OpenBLAS one (the environment's core type, as the issue first defined
@@ -167,10 +167,9 @@ def flops(vocab, d, layers, heads, seq, batch):
     n = layers * (4 * d * d + 8 * d * d) + d * vocab
     return batch * seq * (6 * n + 12 * layers * seq * d)
 print()
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
-isa = "avx512" if "avx512f" in flags else ("avx2" if "avx2" in flags else "baseline")
-print(f"CPU: {cpu}, {len([l for l in open('/proc/cpuinfo') if l.startswith('processor')])} cores, {isa}")
+sys.path.insert(0, f"{root}/bench")
+from cpu_name import describe
+print("CPU: " + describe(open("/proc/cpuinfo").read()))
 print("| config (vocab, d, layers, heads, seq, batch) | sexpgpu tok/s | PyTorch tok/s, fused qkv (setting) | ratio | ratio to PyTorch with the environment's core type (first round) | ratio to the separate-qkv peer | sexpgpu GFLOP/s | % of sgemm ceiling | % of OpenBLAS (env) | PyTorch GFLOP/s |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for line in open(f"{work}/rows"):
