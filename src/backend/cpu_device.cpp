@@ -42,6 +42,7 @@ class CpuDevice : public HostMemoryDevice {
   const float* output(GraphHandle graph, NodeId id) const override {
     return graphs_.at(static_cast<size_t>(graph)).ex->f32(id);
   }
+  int update_threads() const override { return threads_; }
 
  private:
   struct Loaded {

@@ -15,7 +15,10 @@ void HostMemoryDevice::allocate(const std::vector<ParamInfo>& params, const Opti
     params_.values[p.path].assign(static_cast<size_t>(p.shape.numel()), 0.0f);
     step_gradient_[p.path] = nullptr;
   }
-  if (optimizer) optimizer_ = std::make_unique<Optimizer>(*optimizer, params);
+  if (optimizer) {
+    optimizer_ = std::make_unique<Optimizer>(*optimizer, params);
+    optimizer_->set_threads(update_threads());
+  }
 }
 
 void HostMemoryDevice::upload(const std::string& path, const std::vector<float>& values) {

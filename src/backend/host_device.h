@@ -34,6 +34,8 @@ class HostMemoryDevice : public Device {
   virtual const float* output(GraphHandle graph, NodeId id) const = 0;
   // The gradient nodes of a training graph, as given to load().
   GraphHandle add_gradients(std::map<std::string, NodeId> gradients);
+  // Threads the optimizer's update may use (Optimizer::set_threads).
+  virtual int update_threads() const { return 1; }
   ParamStore params_;  // the parameters live here: graphs read them in place
 
  private:

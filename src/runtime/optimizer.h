@@ -29,9 +29,14 @@ class Optimizer {
   // State for checkpoints: "adamw.m/<path>", "adamw.v/<path>", "sgd.momentum/<path>".
   std::map<std::string, std::vector<float>>& state() { return state_; }
   const OptimizerSpec& spec() const { return spec_; }
+  // How many threads an update may use (the cpu device's; default 1). Each
+  // element's update reads and writes that element alone, so how the
+  // elements are shared out changes no value.
+  void set_threads(int threads) { threads_ = threads > 1 ? threads : 1; }
 
  private:
   OptimizerSpec spec_;
+  int threads_ = 1;
   std::map<std::string, bool> decays_;  // per path: whether weight decay applies
   std::map<std::string, std::vector<float>> state_;
 };
