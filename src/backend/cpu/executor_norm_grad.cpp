@@ -111,10 +111,11 @@ int64_t CpuExecutor::fuse_norm_grads() {
     // The add that alone reads dx (the residual stream's two gradients),
     // made in the pass when its other operand is made before the region and
     // the steps it passes over neither read nor write its output's bytes.
+    // (A reader comes from the schedule, so it has a step.)
     NodeId sum = users[dx].size() == 1 && !output[dx] ? users[dx][0] : kNoNode, other = kNoNode;
     // (fuse_pairs may have paired it with dx's mul: the pass makes both.)
     bool paired = sum != kNoNode && step_of[sum] == step_of[dx] + 1 && steps_[step_of[sum]].fuse == Fuse::IntoPrevious;
-    if (sum != kNoNode && step_of[sum] != none && step_of[sum] > hi &&
+    if (sum != kNoNode && step_of[sum] > hi &&
         (paired || (steps_[step_of[sum]].compute && steps_[step_of[sum]].fuse == Fuse::None)) &&
         g_.node(sum).op == Op::Add && g_.node(sum).shape == xs && g_.node(sum).dtype == DType::F32 &&
         g_.node(sum).inputs.size() == 2) {
