@@ -40,8 +40,8 @@ Optimizer::Optimizer(const OptimizerSpec& spec, const std::vector<ParamInfo>& pa
 }
 
 namespace {
-// Elements below which an update stays on the calling thread: starting a
-// thread costs tens of microseconds, a small model's whole update less.
+// Elements a thread of the update takes at the least: starting a thread
+// costs tens of microseconds, updating fewer values than this about as much.
 constexpr size_t kParallelFloats = size_t{1} << 18;
 
 double norm_of(const float* xs, size_t n) {
@@ -193,12 +193,14 @@ StepStats Optimizer::step(ParamStore& params, const std::map<std::string, const 
     return stats;
   }
   // A large model's update (five streams of its size, and a square root and
-  // two divisions an element: 3-4 ms a step for 5M parameters on one core)
-  // is shared out: thread t takes the t-th of `shares` equal runs of the
-  // elements in path order, cut at multiples of 16 values.
+  // two divisions an element: 2.3-3.3 ms a step for 5M parameters on one
+  // core) is shared out: thread t takes the t-th of `shares` equal runs of
+  // the elements in path order, cut at multiples of 16 values; a share at
+  // least kParallelFloats, so that a many-core machine does not start more
+  // threads than a mid-sized model's update is worth.
   size_t total = 0;
   for (const Update& u : updates) total += u.n;
-  const size_t shares = total >= kParallelFloats ? static_cast<size_t>(threads_) : 1;
+  const size_t shares = std::clamp<size_t>(total / kParallelFloats, 1, static_cast<size_t>(threads_));
   auto run_share = [&](size_t t) {
     size_t from = total * t / shares / 16 * 16, to = t + 1 == shares ? total : total * (t + 1) / shares / 16 * 16;
     size_t at = 0;
