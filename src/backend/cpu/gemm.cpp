@@ -59,6 +59,19 @@ inline float bf16_operand_f(float x) {
   return std::fabs(y) < kMinNormal ? signed_zero(y) : y;
 }
 
+// The upper half of bf16_operand_f(x)'s bits (all the bf16 units read of
+// it: pair_of's halves), in integer operations only, so that the loops of
+// the pair packers vectorise whole: round to nearest even (inf and NaN
+// kept), then a zero exponent (a denormal after rounding) made a signed zero.
+inline uint32_t bf16_operand_bits(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  uint32_t r = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+  r = (b & 0x7f800000u) == 0x7f800000u ? b : r;
+  r = (r & 0x7f800000u) == 0 ? r & 0x80000000u : r;
+  return r >> 16;
+}
+
 // gemm.h's bf16_fma. std::fma rounds with gradual underflow; a result of
 // 2^-126 in size may then come from a value the unbounded exponent range
 // rounds below it (tiny after rounding, so flushed): decided exactly by the
