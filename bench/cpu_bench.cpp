@@ -18,6 +18,7 @@
 #include "backend/cpu/gemm.h"
 #include "backend/ref/ref.h"
 #include "graph/build.h"
+#include "graph/precision.h"
 #include "testing/gpt_graph.h"
 
 namespace {
@@ -46,11 +47,17 @@ struct Step {
   std::unique_ptr<cpu::CpuExecutor> ex;
   plan::Plan plan;
 
-  Step(const cpu::GptShape& s, int threads) {
+  // bf16: `:precision bf16`'s graph (graph/precision.h: the products' operands and outputs rounded).
+  Step(const cpu::GptShape& s, int threads, bool bf16 = false) {
     g.builtin_taps = false;
-    cpu::GptGraph m = cpu::build_gpt(g, s);
-    Gradients grads = backward(g, m.loss);
-    outputs.push_back(m.loss);
+    NodeId loss = cpu::build_gpt(g, s).loss;
+    if (bf16) {
+      std::vector<NodeId> map;
+      g = round_products_bf16(g, {loss}, &map);
+      loss = map[loss];
+    }
+    Gradients grads = backward(g, loss);
+    outputs.push_back(loss);
     for (const auto& [path, id] : grads.params) outputs.push_back(id);
     plan = plan::make_plan(g, outputs);
     ex = std::make_unique<cpu::CpuExecutor>(g, plan, threads);
@@ -86,7 +93,8 @@ void print_profile(Step& step, int steps) {
   std::printf(
       "  profile: %.2f ms/step in kernels; fused pairs: %d gelu-grad+mul, %d binary+binary, %d binary+binary+scale, "
       "%d matmul+scale, %d where+softmax, %d mul+sum/mean, %d matmul+bias, %d attention backwards by head, %d "
-      "gelu, gelu-grad + mul or add in products, %d sum-to in products, %d layer-norm backwards by row (%d with their "
+      "gelu, gelu-grad + mul, add or bf16 round in products, %d sum-to in products, %d layer-norm backwards by row (%d "
+      "with their "
       "add)\n",
       total, ex.fused(Fuse::GeluGradMul), ex.fused(Fuse::Binary), ex.fused(Fuse::BinaryScale),
       ex.fused(Fuse::MatmulScale), ex.fused(Fuse::WhereSoftmax), ex.fused(Fuse::MulReduce), ex.fused(Fuse::MatmulBias),
@@ -99,7 +107,7 @@ void print_profile(Step& step, int steps) {
 
 void BM_TrainStep(benchmark::State& state) {
   const cpu::GptShape& s = kShapes[state.range(0)];
-  Step step(s, threads());
+  Step step(s, threads(), state.range(1) != 0);
   uint64_t n = 0;
   auto start = std::chrono::steady_clock::now();
   for (auto _ : state) step.ex->run(n++);
@@ -118,7 +126,12 @@ void BM_TrainStep(benchmark::State& state) {
   state.SetLabel(std::to_string(step.ex->threads()) + " threads");
   if (std::getenv("SEXPGPU_BENCH_PROFILE")) print_profile(step, 3);
 }
-BENCHMARK(BM_TrainStep)->ArgName("size")->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TrainStep)
+    ->ArgNames({"size", "bf16"})
+    ->ArgsProduct({{0, 1, 2}, {0}})
+    ->Args({2, 1})  // the medium config with :precision bf16
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The ceiling: one OpenBLAS sgemm on one thread (as the executor calls it).
 void BM_Sgemm1Thread(benchmark::State& state) {

@@ -132,7 +132,9 @@ const Gemm* CpuExecutor::product_extras(const Step& s, Gemm& then) const {
   if (s.then_step) {
     const Step& t = (&s)[s.then_step];
     const Node& tn = g_.node(t.id);
-    if (tn.op == Op::Add) {  // the product's output is input `then_slot` of the add
+    if (tn.op == Op::RoundBf16) {
+      then.then = Gemm::Then::RoundBf16;
+    } else if (tn.op == Op::Add) {  // the product's output is input `then_slot` of the add
       then.then = s.then_slot == 0 ? Gemm::Then::AddAfter : Gemm::Then::AddBefore;
       then.then_x = static_cast<const float*>(t.ins[1 - s.then_slot]);
     } else {

@@ -203,6 +203,8 @@ namespace sx::cpu {
 //   gradient, which reads the same gy).
 // - an add of the product and another operand of its shape (the residual
 //   stream, a gradient's two parts summed), the operands in the add's order.
+// - (bf16 products, batched ones too) the round of the product's output
+//   that `:precision bf16` puts after it (and its bias or scale), in place.
 // The step's output is then written before the steps scheduled between
 // them, so it must not meet what they read or write; nor the product's
 // operands (other tiles still read them); and be C or x itself (read, then
@@ -212,18 +214,22 @@ void CpuExecutor::fuse_into_products() {
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& s = steps_[i];
     const Node& mm = g_.node(s.id);
-    if (!s.compute || mm.op != Op::Matmul || mm.dtype != DType::F32 || s.prep.bf16 || s.prep.mm.batches != 1 ||
-        (s.fuse != Fuse::None && s.fuse != Fuse::MatmulBias) || s.region >= 0)
+    bool bf16 = s.prep.bf16;
+    if (!s.compute || mm.op != Op::Matmul || mm.dtype != DType::F32 || (!bf16 && s.prep.mm.batches != 1) ||
+        (s.fuse != Fuse::None && s.fuse != Fuse::MatmulBias && !(bf16 && s.fuse == Fuse::MatmulScale)) || s.region >= 0)
       continue;
-    // C: the node holding the product's final values (the bias add's, when fused).
-    size_t from = s.fuse == Fuse::MatmulBias ? i + s.fuse_next + 1 : i + 1;
-    NodeId c = s.fuse == Fuse::MatmulBias ? steps_[i + s.fuse_next].id : s.id;
+    // C: the node holding the product's final values (the bias add's or the scale's, when fused).
+    size_t from = s.fuse != Fuse::None ? i + s.fuse_next + 1 : i + 1;
+    NodeId c = s.fuse != Fuse::None ? steps_[i + s.fuse_next].id : s.id;
     std::vector<NodeId> between;  // the compute steps passed over
     for (size_t at = from; at < std::min(steps_.size(), from + kWindow); ++at) {
       Step& t = steps_[at];
       const Node& tn = g_.node(t.id);
       NodeId out = kNoNode, x = kNoNode;
-      if (t.compute && tn.op == Op::Gelu && t.fuse == Fuse::None && tn.inputs[0] == c) {
+      if (bf16) {
+        bool in_place = plan_.offset[c] >= 0 && plan_.offset[t.id] == plan_.offset[c] && bytes(t.id) == bytes(c);
+        if (t.compute && tn.op == Op::RoundBf16 && t.fuse == Fuse::None && tn.inputs[0] == c && in_place) out = t.id;
+      } else if (t.compute && tn.op == Op::Gelu && t.fuse == Fuse::None && tn.inputs[0] == c) {
         out = t.id;
       } else if (t.compute && tn.op == Op::Add && t.fuse == Fuse::None && tn.inputs.size() == 2 &&
                  (tn.inputs[0] == c) != (tn.inputs[1] == c)) {
@@ -245,7 +251,7 @@ void CpuExecutor::fuse_into_products() {
              plan_.position[viewed(x)] < plan_.position[s.id];
       }
       for (NodeId operand : mm.inputs) ok = ok && apart(out, operand);
-      if (s.fuse == Fuse::MatmulBias) ok = ok && apart(out, g_.node(c).inputs[1 - s.fuse_slot]);
+      if (s.fuse != Fuse::None) ok = ok && apart(out, g_.node(c).inputs[1 - s.fuse_slot]);
       for (NodeId b : between) {
         ok = ok && apart(out, b);
         for (NodeId in : g_.node(b).inputs) ok = ok && apart(out, in);

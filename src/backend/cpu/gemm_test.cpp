@@ -166,6 +166,15 @@ TEST(Gemm, BiasIsAddedAfterTheChainOnEveryIsaAndThreadCount) {
     for (int64_t r = 0; r < o.m; ++r)
       for (int64_t j = 0; j < o.n; ++j) plain[r * o.n + j] = plain[r * o.n + j] + o.bias[j];
     EXPECT_TRUE(same_bits(plain, with)) << "bf16, units " << units;
+    // Then::RoundBf16: the output of the bias add rounded, serially and over the pool.
+    for (float& v : plain) v = round_bf16_f(v);
+    for (int threads : {0, 1, 3}) {
+      std::vector<float> rounded;
+      Gemm r = o.call(rounded);
+      r.bf16 = true, r.then = Gemm::Then::RoundBf16;
+      run(r, threads);
+      EXPECT_TRUE(same_bits(plain, rounded)) << "bf16 rounded, units " << units << ", threads " << threads;
+    }
     set_gemm_bf16_units(was);
   }
 }

@@ -46,12 +46,15 @@ Gemm matmul_product(const Args& a, int64_t p) {
 
 void run_matmul(const Args& a, const float* bias, const Gemm* then) {
   const MatmulShape& t = a.prep.mm;
-  SX_ASSERT(!then || (t.batches == 1 && !a.prep.bf16), "an elementwise step fused into a batched or bf16 product");
+  bool round = then && then->then == Gemm::Then::RoundBf16;
+  SX_ASSERT(!then || round == a.prep.bf16, "a bf16 product's fused step is its output's round, an f32's not");
+  SX_ASSERT(!then || round || t.batches == 1, "an elementwise step fused into a batched product");
   auto product = [&](int64_t p) {
     Gemm g = matmul_product(a, p);
     g.bias = bias;
     if (then) g.then = then->then, g.then_x = then->then_x, g.then_out = then->then_out, g.ldo = then->ldo;
     if (then) g.colsum = then->colsum;
+    if (round) g.then_out = g.c, g.ldo = g.ldc;  // in place, batch by batch
     return g;
   };
   if (t.batches == 1) return gemm(product(0), a.pool, a.shared, a.scratch);
