@@ -269,7 +269,7 @@ void CpuExecutor::fuse_into_products() {
 
 // A sum-to of a [..., n] tensor down to [n] (a linear's bias gradient, a
 // sum over gy's rows) whose tensor is, reshaped to [k, n], op(B) of a later
-// single f32 product (the weight gradient x^T gy): made as the product packs
+// single product (the weight gradient x^T gy, f32 or bf16): made as the product packs
 // op(B), in the sum-to's order (gemm.h's Gemm::colsum), not in a pass of its
 // own. Its output is then written later than planned: nothing scheduled
 // between them may read it (its bytes are its own from the sum-to on).
@@ -287,8 +287,8 @@ void CpuExecutor::fuse_column_sums() {
     for (size_t at = i + 1; !read && at < std::min(steps_.size(), i + 1 + kWindow); ++at) {
       Step& t = steps_[at];
       const Node& tn = g_.node(t.id);
-      if (t.compute && tn.op == Op::Matmul && tn.dtype == DType::F32 && !t.prep.bf16 && t.prep.mm.batches == 1 &&
-          !t.prep.trans[1] && t.colsum_step == 0 && t.region < 0 &&
+      if (t.compute && tn.op == Op::Matmul && tn.dtype == DType::F32 && t.prep.mm.batches == 1 && !t.prep.trans[1] &&
+          t.colsum_step == 0 && t.region < 0 &&
           (tn.inputs[1] == x || (plan_.view[tn.inputs[1]] && g_.node(tn.inputs[1]).op == Op::Reshape &&
                                  g_.node(tn.inputs[1]).inputs[0] == x)) &&
           t.prep.mm.k * t.prep.mm.n == xn.shape.numel()) {

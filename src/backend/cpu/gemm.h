@@ -64,9 +64,10 @@ struct Gemm {
   const float* then_x = nullptr;
   float* then_out = nullptr;
   int64_t ldo = 0;
-  // Optional (f32, op(B) not transposed): n floats set, as op(B) is packed,
-  // to the sums of its columns: +0, then each of the k rows added in order,
-  // as a sum-to over B's rows adds (a linear's bias gradient, B being gy).
+  // Optional (op(B) not transposed): n floats set, as op(B) is packed, to
+  // the sums of its columns: +0, then each of the k rows added in order, as
+  // a sum-to over B's rows adds (a linear's bias gradient, B being gy); of a
+  // bf16 product, B's values as given, before the packing's bf16_operand.
   float* colsum = nullptr;
   // Optional (f32, a product of one k block: attention's backward, head by
   // head), per row i of C: the terms p < k_from[i] and p >= k_to[i] of its

@@ -47,8 +47,11 @@ Gemm matmul_product(const Args& a, int64_t p) {
 void run_matmul(const Args& a, const float* bias, const Gemm* then) {
   const MatmulShape& t = a.prep.mm;
   bool round = then && then->then == Gemm::Then::RoundBf16;
-  SX_ASSERT(!then || round == a.prep.bf16, "a bf16 product's fused step is its output's round, an f32's not");
-  SX_ASSERT(!then || round || t.batches == 1, "an elementwise step fused into a batched product");
+  bool elementwise = then && then->then != Gemm::Then::None && !round;
+  SX_ASSERT(!round || a.prep.bf16, "an f32 product's output rounded to bf16 in its tiles");
+  SX_ASSERT(!elementwise || (t.batches == 1 && !a.prep.bf16),
+            "an elementwise step fused into a batched or bf16 product");
+  SX_ASSERT(!(then && then->colsum) || t.batches == 1, "a column sum fused into a batched product");
   auto product = [&](int64_t p) {
     Gemm g = matmul_product(a, p);
     g.bias = bias;
