@@ -42,11 +42,18 @@ inline uint32_t a_pair(const float* a, int r, int64_t q) {
   const Word* w = reinterpret_cast<const Word*>(a);
   return kRowsA ? w[r * kGemmKcMax + q] : w[q * MR + r];
 }
+// The bf16 in the upper half of a float's bits (a packed operand's: the
+// lower half zero), a NaN kept a NaN (quiet): the upper half alone of one
+// whose payload is all in the lower half would be an inf.
+inline uint32_t bf16_half(uint32_t bits) {
+  uint32_t h = bits >> 16;
+  return (bits & 0x7fffffffu) > 0x7f800000u ? h | 0x40u : h;
+}
 // Two packed operands (bf16 values held as floats: exact) as one pair.
 inline uint32_t pair_of(float even, float odd) {
   uint32_t e, o;
   std::memcpy(&e, &even, 4), std::memcpy(&o, &odd, 4);
-  return (e >> 16) | (o & 0xffff0000u);
+  return bf16_half(e) | bf16_half(o) << 16;
 }
 
 constexpr float kMinNormal = 0x1p-126f;
@@ -62,14 +69,15 @@ inline float bf16_operand_f(float x) {
 // The upper half of bf16_operand_f(x)'s bits (all the bf16 units read of
 // it: pair_of's halves), in integer operations only, so that the loops of
 // the pair packers vectorise whole: round to nearest even (inf and NaN
-// kept), then a zero exponent (a denormal after rounding) made a signed zero.
+// kept, a NaN as bf16_half keeps it), then a zero exponent (a denormal after
+// rounding) made a signed zero.
 inline uint32_t bf16_operand_bits(float x) {
   uint32_t b;
   std::memcpy(&b, &x, 4);
   uint32_t r = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
   r = (b & 0x7f800000u) == 0x7f800000u ? b : r;
   r = (r & 0x7f800000u) == 0 ? r & 0x80000000u : r;
-  return r >> 16;
+  return bf16_half(r);
 }
 
 // gemm.h's bf16_fma. std::fma rounds with gradual underflow; a result of

@@ -57,9 +57,10 @@ struct Gemm {
   // = C + x; AddBefore: out = x + C (the operands in the add's order). out
   // and x are [m, n] with row stride ldo; out may be C itself or x, not part
   // of either nor of a or b (other tiles still read them).
-  // RoundBf16 (bf16 products only; out is C): C = round_bf16(C) after alpha
-  // and the bias, as `:precision bf16` rounds a product's output
-  // (graph/precision.h), in the pass that applies them to each block.
+  // RoundBf16 (bf16 products only; C in place, out and x unused): C =
+  // round_bf16(C) after alpha and the bias, as `:precision bf16` rounds a
+  // product's output (graph/precision.h), in the pass that applies them to
+  // each block.
   enum class Then { None, Gelu, GeluGradMul, AddAfter, AddBefore, RoundBf16 } then = Then::None;
   const float* then_x = nullptr;
   float* then_out = nullptr;

@@ -312,6 +312,30 @@ TEST(GemmBf16, TinyValuesFlushAlikeOnEveryIsa) {
   }
 }
 
+// A NaN operand makes NaNs in its row of C (op(A)) or its column (op(B)) on
+// every path, whatever its payload: the bf16 units read the upper half of
+// each operand, where a NaN whose payload is all in the lower half had read
+// as an inf (an inf times the other operands: infs, not NaNs).
+TEST(GemmBf16, NaNOperandsGiveNaNsOnEveryPath) {
+  Guard guard;
+  const uint32_t nans[] = {0x7f800001u, 0xff800001u, 0x7fc00000u, 0x7f810000u};
+  for (const Path& path : paths()) {
+    use(path);
+    for (int t = 0; t < 4; ++t) {
+      Operands o(20, 40, 33, t & 1, t & 2, 1.0f, 7u + t, false);
+      float nan_a, nan_b;
+      std::memcpy(&nan_a, &nans[t], 4), std::memcpy(&nan_b, &nans[3 - t], 4);
+      o.a[static_cast<size_t>(o.ta ? 5 * o.m + 3 : 3 * o.k + 5)] = nan_a;  // op(A) row 3, step 5
+      o.b[static_cast<size_t>(o.tb ? 7 * o.k + 8 : 8 * o.n + 7)] = nan_b;  // op(B) step 8, column 7
+      for (const std::vector<float>& c : {serial(o, true), parallel(o, true, 2)})
+        for (int64_t i = 0; i < o.m; ++i)
+          for (int64_t j = 0; j < o.n; ++j)
+            EXPECT_EQ(std::isnan(c[static_cast<size_t>(i * o.n + j)]), i == 3 || j == 7)
+                << path.name << " t=" << t << " at " << i << "," << j;
+    }
+  }
+}
+
 // The edge cases of the step, through each instruction set's kernel: a
 // pair (p0, p1) with c = a1 b1 = 2^-126 first, then a0 b0 added.
 TEST(GemmBf16, TheKernelsFlushAtTheEdgeAsTheDefinition) {

@@ -57,7 +57,6 @@ void run_matmul(const Args& a, const float* bias, const Gemm* then) {
     g.bias = bias;
     if (then) g.then = then->then, g.then_x = then->then_x, g.then_out = then->then_out, g.ldo = then->ldo;
     if (then) g.colsum = then->colsum;
-    if (round) g.then_out = g.c, g.ldo = g.ldc;  // in place, batch by batch
     return g;
   };
   if (t.batches == 1) return gemm(product(0), a.pool, a.shared, a.scratch);
