@@ -4,6 +4,8 @@
 // compiled for (isa.h) that this machine runs.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "autodiff/autodiff.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/isa.h"
@@ -159,6 +161,34 @@ TEST(CpuTrain, FusedPairsGiveTheSameBits) {
       for (size_t k = 0; k < s.outs.size(); ++k)
         EXPECT_TRUE(same_bits(fused[k], unfused[k]))
             << s.names[k] << " differs with the pairs fused" << (bf16 ? " (bf16)" : "");
+    }
+  }
+}
+
+// The bias gradients made as the weight gradients pack op(B)
+// (MatmulColumnSum): each is the sum-to's definition of its input, +0 then
+// every row added in order, bit for bit, in f32 and bf16. (Above, the "apart"
+// run fuses them too: a graph output does not stop that fusion.)
+TEST(CpuTrain, FusedColumnSumsAreTheRowOrderSumsOfTheirInputs) {
+  for (bool bf16 : {false, true}) {
+    Step s;
+    Case c = gpt_case({.batch = 4, .seq = 16, .vocab = 50, .d = 32, .heads = 4, .layers = 2}, &s, bf16);
+    std::vector<NodeId> outs = s.outs, sums;
+    for (NodeId id = 0; id < static_cast<NodeId>(c.g.size()); ++id) {
+      const Node& n = c.g.node(id);
+      if (n.op == Op::SumTo && n.shape.rank == 1 && c.g.node(n.inputs[0]).shape.rank >= 2)
+        sums.push_back(id), outs.push_back(id), outs.push_back(n.inputs[0]);
+    }
+    plan::Plan p = plan::make_plan(c.g, outs);
+    CpuExecutor ex(c.g, p, 2);
+    EXPECT_GT(ex.fused(CpuExecutor::Fuse::MatmulColumnSum), 0) << (bf16 ? "bf16" : "f32");
+    auto got = c.cpu(outs, 2);
+    for (size_t k = 0; k < sums.size(); ++k) {
+      const std::vector<float>&sum = got[s.outs.size() + 2 * k].f, &x = got[s.outs.size() + 2 * k + 1].f;
+      std::vector<float> want(sum.size(), 0.0f);
+      for (size_t e = 0; e < x.size(); ++e) want[e % want.size()] += x[e];
+      EXPECT_EQ(std::memcmp(want.data(), sum.data(), 4 * sum.size()), 0)
+          << c.g.node(sums[k]).path << (bf16 ? " (bf16)" : " (f32)");
     }
   }
 }
