@@ -67,17 +67,13 @@ inline float bf16_operand_f(float x) {
 }
 
 // The upper half of bf16_operand_f(x)'s bits (all the bf16 units read of
-// it: pair_of's halves), in integer operations only, so that the loops of
-// the pair packers vectorise whole: round to nearest even (inf and NaN
-// kept, a NaN as bf16_half keeps it), then a zero exponent (a denormal after
-// rounding) made a signed zero.
+// it: pair_of's halves; a NaN as bf16_half keeps it), for the pair
+// packers, whose loops g++ vectorises whole.
 inline uint32_t bf16_operand_bits(float x) {
+  float y = bf16_operand_f(x);
   uint32_t b;
-  std::memcpy(&b, &x, 4);
-  uint32_t r = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
-  r = (b & 0x7f800000u) == 0x7f800000u ? b : r;
-  r = (r & 0x7f800000u) == 0 ? r & 0x80000000u : r;
-  return bf16_half(r);
+  std::memcpy(&b, &y, 4);
+  return bf16_half(b);
 }
 
 // gemm.h's bf16_fma. std::fma rounds with gradual underflow; a result of
