@@ -67,7 +67,7 @@ TEST(GemmBlocking, DerivedFromTheCachesAndSane) {
           EXPECT_EQ(b.kc % 16, 0) << what;
           EXPECT_GE(b.kc, 64) << what;
           EXPECT_LE(b.kc, kGemmKcMax) << what;
-          EXPECT_TRUE(b.kc == 64 || b.kc * nr * 4 <= c.l1d / 2) << what << ": op(B)'s micro-panel fills L1";
+          EXPECT_TRUE(b.kc == 64 || b.kc * nr * 4 <= c.l1d) << what << ": op(B)'s micro-panel overflows L1";
           EXPECT_EQ(b.mc % mr, 0) << what;
           EXPECT_GE(b.mc, mr) << what;
           EXPECT_LE(b.mc, kGemmMcMax) << what;
@@ -79,14 +79,16 @@ TEST(GemmBlocking, DerivedFromTheCachesAndSane) {
   int mr = 0, nr = 0;
   gemm_tile(Isa::Avx2, &mr, &nr);
   GemmBlocking zen4 = derive_blocking(kZen4, mr, nr, 256, 2), spr = derive_blocking(kSapphireRapids, mr, nr, 256, 2);
-  EXPECT_EQ(zen4.kc, 256);
-  EXPECT_EQ(zen4.mc, 504);
+  EXPECT_EQ(zen4.kc, 384);  // k = 256 in one block
+  EXPECT_EQ(zen4.mc, 336);
   EXPECT_EQ(spr.kc, 384);
+  EXPECT_EQ(derive_blocking(kZen4, mr, nr, 2048, 2).kc, 352);  // six blocks: 5 x 352 + 288, not 5 x 384 + 128
   gemm_tile(Isa::Avx512, &mr, &nr);
-  EXPECT_EQ(derive_blocking(kZen4, mr, nr, 256, 2).kc, 128);
-  EXPECT_EQ(derive_blocking(kSapphireRapids, mr, nr, 256, 2).kc, 128);  // two blocks of 128, not 192 + 64
-  EXPECT_EQ(derive_blocking(kSapphireRapids, mr, nr, 2048, 2).kc, 192);
-  EXPECT_EQ(derive_blocking(kSapphireRapids, mr, nr, 1024, 2).kc, 176);  // six blocks: 5 x 176 + 144
+  EXPECT_EQ(derive_blocking(kZen4, mr, nr, 256, 2).kc, 256);
+  EXPECT_EQ(derive_blocking(kZen4, mr, nr, 1024, 2).kc, 256);
+  EXPECT_EQ(derive_blocking(kSapphireRapids, mr, nr, 2048, 2).kc, 352);
+  EXPECT_EQ(derive_blocking(kSapphireRapids, mr, nr, 1024, 2).kc, 352);  // three blocks: 2 x 352 + 320
+  EXPECT_EQ(derive_blocking(kSapphireRapids, mr, nr, 1024, 2).mc, 504);
   // A big op(B) is cut into groups that fit a thread's share of L3.
   EXPECT_EQ(derive_blocking(kZen4, mr, nr, 2048, 2).nc_panels, (32 << 20) / 2 / 2 / (2048 * nr * 4));
 }
