@@ -20,7 +20,9 @@
 #    q, k, v linears, `--separate-qkv`) runs once a round in the setting
 #    chosen, for a second column (OLD_PEER=0 leaves it out);
 # 5. the medium config again with :precision bf16, against PyTorch's f32 at
-#    its best and its bf16 autocast (BF16=0 leaves it out);
+#    its best and its bf16 autocast (BF16=0 leaves it out); on a CPU with
+#    AMX-BF16, once more with SEXPGPU_CPU_BF16=amx (AMX's tiles, an opt-in
+#    with the CPU's own bits: docs/performance.md);
 # 6. prints the table, and the peak RSS of a medium run (/usr/bin/time -v)
 #    against the plan's arena + params + AdamW state.
 # Not a test: nothing here is timed in CI.
@@ -135,13 +137,17 @@ if [ "${BF16:-1}" = 1 ]; then
     tt32=$(awk '$1 == "medium" {print $13}' "$work/rows")
     setting=$(awk '$1 == "medium" {print $14}' "$work/rows")
     torch_args=("$1" "$2" "$3" "$4" "$5" "$6" "$9" "${10}")
-    sx16="" tt16=""
+    sx16="" tt16="" amx=""
     for ((r = 1; r <= rounds; r++)); do
       t=$(sx_run medium-bf16 "$@"); sx16=$(smaller ${sx16:-$t} "$t")
       t=$(torch_one "$setting" "${torch_args[@]}" --autocast-bf16); tt16=$(smaller ${tt16:-$t} "$t")
+      if grep -qw amx_bf16 /proc/cpuinfo && grep -qw amx_tile /proc/cpuinfo; then
+        t=$(SEXPGPU_CPU_BF16=amx sx_run medium-amx-bf16 "$@"); amx=$(smaller ${amx:-$t} "$t")
+      fi
     done
-    echo "   medium bf16: sexpgpu ${sx16}s/step, torch autocast bf16 ${tt16}s/step ($setting), torch f32 ${tt32}s/step" >&2
-    echo "medium $* $sx16 $tt16 $tt32 $setting" >"$work/bf16"
+    echo "   medium bf16: sexpgpu ${sx16}s/step (on AMX's tiles: ${amx:-no AMX}), torch autocast bf16 ${tt16}s/step" \
+      "($setting), torch f32 ${tt32}s/step" >&2
+    echo "medium $* $sx16 $tt16 $tt32 $setting ${amx:-0}" >"$work/bf16"
   done
 fi
 
@@ -191,6 +197,10 @@ for line in open(f"{work}/bf16"):
     print(f"\nbf16, medium ({', '.join(map(str, cfg))}): sexpgpu :precision bf16 {tok/sx16:,.0f} tok/s = "
           f"{tt32/sx16:.2f}x PyTorch f32 at its best ({tok/tt32:,.0f}); PyTorch bf16 autocast ({setting}) "
           f"{tok/tt16:,.0f} tok/s ({tt16/sx16:.2f}x of it)")
+    amx = float(f[15])
+    if amx > 0:
+        print(f"  with SEXPGPU_CPU_BF16=amx (AMX's tiles, the CPU's own bits): {tok/amx:,.0f} tok/s = "
+              f"{tt32/amx:.2f}x PyTorch f32 at its best (the target on a CPU with AMX: >= 3x)")
 print(f"\nsgemm ceiling: {ceil['ceiling']:.1f} GFLOP/s on {ceil['workers']} workers ({ceil['one_worker']:.1f} on one)")
 for r in runs:
     print(f"  OpenBLAS ({r['openblas_core']} kernels) {r['openblas']:.1f}, sexpgpu gemm {r['sexpgpu']:.1f} GFLOP/s on {r['workers']} workers")

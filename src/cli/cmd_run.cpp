@@ -37,6 +37,7 @@ ExitStatus cmd_run(const ParsedArgs& args) {
   s3::set_credentials(req.env.s3_data, StopSignals::flag());
   s3::set_credentials(req.env.s3_checkpoint);
   refuse_unbuilt_devices(req.env);
+  use_cpu_bf16(req.env);
   ExperimentArg x = experiment_argument(args, "run");  // a bundle: extracted until the run ends
   if (x.bundle) bundle::check_s3_objects(x.bundle->manifest(), x.shown);
   req.file = x.file;

@@ -297,6 +297,7 @@ ExitStatus cmd_sweep(const ParsedArgs& args) {
   Environment env = command_environment(args);
   check_requirements(env);
   refuse_unbuilt_devices(env);
+  use_cpu_bf16(env);  // refused here, before any variant starts (each run applies it itself)
   int64_t parallel = parallel_flag(args);
 
   ParsedArgs base_args;

@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include "backend/cpu/gemm.h"
 #include "backend/cuda/driver/discovery.h"
 #include "runtime/device_group.h"
 
@@ -44,6 +45,17 @@ Environment command_environment(const ParsedArgs& args) {
   for (const auto& [flag, value] : args.flags)
     if (flag != "--diagnostics") apply_flag(env, flag, value);
   return env;
+}
+
+void use_cpu_bf16(const Environment& env) {
+  if (env.device != Device::cpu || env.cpu_bf16 != CpuBf16::amx) return;
+  if (!cpu::amx_available())
+    throw UserError(Code::ENV_003, {},
+                    "SEXPGPU_CPU_BF16=amx asks for AMX's tiles, but this CPU has no AMX-BF16 (or Linux does not let "
+                    "this process use its tiles)",
+                    "unset SEXPGPU_CPU_BF16: bf16 products then run as the definition, the same bits on every CPU, "
+                    "on the bf16 units or the f32 units, whichever is faster here");
+  cpu::set_gemm_amx(cpu::AmxTiles::Hardware);
 }
 
 void refuse_unbuilt_devices(Environment& env) {

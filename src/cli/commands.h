@@ -44,5 +44,8 @@ Environment command_environment(const ParsedArgs& args);
 // With --device cuda, the GPUs the run trains on, checked (E-DEV-00x) and
 // written into env.devices in rank order: SEXPGPU_DEVICES, or all visible.
 void refuse_unbuilt_devices(Environment& env);
+// SEXPGPU_CPU_BF16=amx on the CPU: refused (E-ENV-003) where the CPU has no
+// AMX-BF16 tiles to use, else the CPU's bf16 products go to them.
+void use_cpu_bf16(const Environment& env);
 
 }  // namespace sx

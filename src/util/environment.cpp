@@ -28,6 +28,7 @@ std::string_view to_string(Device d) {
   return "?";
 }
 std::string_view to_string(GradientPrecision p) { return p == GradientPrecision::f32 ? "f32" : "bf16"; }
+std::string_view to_string(CpuBf16 c) { return c == CpuBf16::exact ? "exact" : "amx"; }
 
 std::string Environment::syvain_folder() const {
   if (metrics && !metrics->folder_id.empty()) return metrics->folder_id;
@@ -97,6 +98,10 @@ static void check_applies(const Environment& env, std::vector<Diagnostic>& diags
                          device),
              "run with --device cuda, see the launches of any experiment with `sexpgpu explain` (SEXPGPU_EXPLAIN "
              "applies there on every machine), or unset SEXPGPU_EXPLAIN");
+  } else if (!env.cpu_bf16_source.empty() && env.cpu_bf16 == CpuBf16::amx) {
+    refuse("SEXPGPU_CPU_BF16=amx runs the CPU's bf16 products on AMX's tiles, but this run trains on " +
+               setting(env.device_source, to_string(env.device)),
+           "unset SEXPGPU_CPU_BF16 (a CUDA device's bf16 products are its own), or run with --device cpu");
   }
   if (env.nodes == 1) {
     std::string nodes = env.nodes_source.empty() ? "SEXPGPU_NODES is not set" : "SEXPGPU_NODES is 1";

@@ -65,8 +65,12 @@ enum class Device {
 #undef USER_DEVICE
 };
 enum class GradientPrecision { f32, bf16 };
+// How the CPU runs bf16 products (SEXPGPU_CPU_BF16): the definition, the
+// same bits on every x86-64 CPU, or on AMX's tiles, this CPU's own bits.
+enum class CpuBf16 { exact, amx };
 std::string_view to_string(Device d);
 std::string_view to_string(GradientPrecision p);
+std::string_view to_string(CpuBf16 c);
 
 struct MetricsTarget {
   enum class Kind { jsonl, standard_output, syvain, tensorboard };  // not `stdout`: that is a macro

@@ -449,6 +449,16 @@ TEST(Environment, SettingsThatDoNotApplyAreRefused) {
             "default device, cpu, which has none");
   apply_flag(e, "--device", "cuda");
   EXPECT_TRUE(refused(e).empty());
+  // AMX's tiles are the CPU's (whether this CPU has them, `run` checks: commands.cpp's use_cpu_bf16).
+  e = parse({{"SEXPGPU_CPU_BF16", "amx"}, {"SEXPGPU_DEVICE", "cuda"}});
+  d = refused(e);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0],
+            "SEXPGPU_CPU_BF16=amx runs the CPU's bf16 products on AMX's tiles, but this run trains on "
+            "SEXPGPU_DEVICE=cuda");
+  apply_flag(e, "--device", "cpu");
+  EXPECT_TRUE(refused(e).empty());
+  EXPECT_TRUE(refused(parse({{"SEXPGPU_CPU_BF16", "exact"}, {"SEXPGPU_DEVICE", "cuda"}})).empty());
 
   d = refused(parse({{"SEXPGPU_RENDEZVOUS", "[::1]:29500"},
                      {"SEXPGPU_NODE_GRADIENTS", "bf16"},

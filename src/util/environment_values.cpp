@@ -227,6 +227,10 @@ Rendezvous parse_rendezvous(std::string_view v, std::string_view source) {
   return Rendezvous{std::string(host), static_cast<int>(*p)};
 }
 
+CpuBf16 parse_cpu_bf16(std::string_view v, std::string_view source) {
+  return one_of(v, source, {"exact", "amx"}, "exact or amx") == "exact" ? CpuBf16::exact : CpuBf16::amx;
+}
+
 GradientPrecision parse_node_gradients(std::string_view v, std::string_view source) {
   return one_of(v, source, {"f32", "bf16"}, "f32 or bf16") == "f32" ? GradientPrecision::f32 : GradientPrecision::bf16;
 }

@@ -31,6 +31,7 @@ int parse_nodes(std::string_view value, std::string_view source);
 int parse_node_rank(std::string_view value, std::string_view source);  // below SEXPGPU_NODES: parse_environment
 Rendezvous parse_rendezvous(std::string_view value, std::string_view source);
 GradientPrecision parse_node_gradients(std::string_view value, std::string_view source);
+CpuBf16 parse_cpu_bf16(std::string_view value, std::string_view source);
 double parse_node_timeout(std::string_view value, std::string_view source);
 std::string parse_node_address(std::string_view value, std::string_view source);
 std::string parse_run_slug(std::string_view value, std::string_view source);

@@ -13,11 +13,37 @@ def records(metrics, kind, key):
     return [(r["step"], r[key]) for r in jsonl(metrics) if r["kind"] == kind]
 
 
-def train(precision, threads="2", name=None):
+def train(precision, threads="2", name=None, env=None):
     m = os.path.join(TMP, f"{name or precision}.jsonl")
     p = run("run", *SMOKE, "--set", f"precision={precision}", "--metrics", "jsonl:" + m,
-            env={"SEXPGPU_THREADS": threads})
+            env={"SEXPGPU_THREADS": threads, **(env or {})})
     return p, m
+
+
+def cpu_has_amx_bf16():
+    flags = next((l for l in open("/proc/cpuinfo") if l.startswith("flags")), "").split()
+    return all(f in flags for f in ("amx_tile", "amx_bf16", "avx512f"))
+
+
+def case_cpu_bf16_amx():
+    """SEXPGPU_CPU_BF16=amx: on a CPU without AMX-BF16 refused before the first step (E-ENV-003, exit 2,
+    nothing written); on one with it, the bf16 products on AMX's tiles: losses within 2% of the exact
+    bf16 run's, and the same bits on 1 and 3 threads. A value other than exact or amx is E-ENV-001."""
+    p = run("run", *SMOKE, "--set", "precision=bf16", env={"SEXPGPU_CPU_BF16": "fast"}, check_rc=2)
+    expect(p.stderr.startswith("error[E-ENV-001]: SEXPGPU_CPU_BF16: expected exact or amx"), p.stderr)
+    amx = {"SEXPGPU_CPU_BF16": "amx"}
+    if not cpu_has_amx_bf16():
+        m = os.path.join(TMP, "amx-refused.jsonl")
+        p = run("run", *SMOKE, "--set", "precision=bf16", "--metrics", "jsonl:" + m, env=amx, check_rc=2)
+        expect(p.stderr.startswith("error[E-ENV-003]: SEXPGPU_CPU_BF16=amx asks for AMX's tiles, but this CPU has "
+                                   "no AMX-BF16") and not os.path.exists(m), p.stderr)
+        return
+    exact = records(train("bf16", name="exact")[1], "step", "train/loss")
+    tiles = [records(train("bf16", threads=t, name=f"amx-t{t}", env=amx)[1], "step", "train/loss") for t in "13"]
+    expect(tiles[0] == tiles[1], f"AMX on 1 and 3 threads differ\n{tiles[0]}\n{tiles[1]}")
+    expect(len(tiles[0]) == len(exact) == 6, f"{exact}\n{tiles[0]}")
+    for (step, a), (_, b) in zip(exact, tiles[0]):
+        expect(abs(a - b) < 0.02 * abs(a), f"step {step}: AMX's {b} is not within 2% of the exact bf16 run's {a}")
 
 
 def case_precision_bf16_is_real():

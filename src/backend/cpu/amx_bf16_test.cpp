@@ -4,8 +4,8 @@
 // random 16x16 tile products are the bf16 dot product (within f32 rounding
 // of the terms' size) and repeat bit for bit, and how many elements are
 // the definition's bits is printed. On the Sapphire Rapids measured, about
-// 70% are, the rest differ either way, so AMX is not the definition and no
-// kernel uses it (docs/performance.md).
+// 70% are, the rest differ either way, so AMX is not the definition: its
+// kernel is an opt-in (SEXPGPU_CPU_BF16=amx, docs/performance.md).
 #include <cpuid.h>
 #include <gtest/gtest.h>
 #include <immintrin.h>
@@ -15,8 +15,11 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/thread_pool.h"
 
 namespace sx::cpu {
 namespace {
@@ -111,6 +114,91 @@ TEST(AmxBf16, TileProductsAreTheBf16DotProductRepeatably) {
   std::printf("AMX tdpbf16ps: %lld of %lld elements are the definition's bits\n", static_cast<long long>(same),
               static_cast<long long>(total));
   EXPECT_EQ(total, 51200);
+}
+
+// The opt-in AMX kernel (set_gemm_amx(AmxTiles::Hardware)) on this CPU's
+// tiles: every element is the bf16 product within the roundings of its
+// terms, and the same bits on 1, 2 and 3 threads and when repeated (the
+// promise it keeps on one CPU). The shapes cross its 16-pair runs, a last
+// shorter run, the k blocks, odd k, C's edges and both transposes; its
+// packing and tiling are checked bit for bit on software tiles on every CPU
+// (gemm_blocking_test.cpp's amx-software path).
+TEST(AmxBf16, TheKernelIsTheBf16ProductOnEveryThreadCount) {
+  if (!amx_available()) GTEST_SKIP() << "this CPU has no AMX-BF16, or the kernel refuses its tile state";
+  struct Reset {
+    ~Reset() { set_gemm_amx(AmxTiles::Off); }
+  } reset;
+  ASSERT_EQ(set_gemm_amx(AmxTiles::Hardware), AmxTiles::Hardware);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  struct Shape {
+    int64_t m, n, k;
+  };
+  int64_t same = 0, total = 0;
+  for (Shape sh : {Shape{7, 9, 5}, Shape{97, 65, 385}, Shape{33, 200, 771}, Shape{130, 400, 300}})
+    for (int t = 0; t < 4; ++t) {
+      bool ta = t & 1, tb = t & 2;
+      int64_t m = sh.m, n = sh.n, k = sh.k;
+      std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+      for (float& x : a) x = normal(rng);
+      for (float& x : b) x = normal(rng);
+      auto at_a = [&](int64_t i, int64_t p) {
+        return bf16_operand(a[static_cast<size_t>(ta ? p * m + i : i * k + p)]);
+      };
+      auto at_b = [&](int64_t p, int64_t j) {
+        return bf16_operand(b[static_cast<size_t>(tb ? j * k + p : p * n + j)]);
+      };
+      auto run = [&](int threads) {
+        std::vector<float> c(static_cast<size_t>(m * n));
+        Gemm g{.m = m,
+               .n = n,
+               .k = k,
+               .a = a.data(),
+               .lda = ta ? m : k,
+               .ta = ta,
+               .b = b.data(),
+               .ldb = tb ? k : n,
+               .tb = tb,
+               .c = c.data(),
+               .ldc = n,
+               .bf16 = true};
+        std::vector<std::vector<float>> scratch(static_cast<size_t>(threads),
+                                                std::vector<float>(static_cast<size_t>(gemm_thread_floats(n))));
+        std::vector<float*> slots;
+        for (auto& x : scratch) slots.push_back(x.data());
+        if (threads == 1) {
+          gemm(g, slots[0]);
+        } else {
+          ThreadPool pool(threads);
+          std::vector<float> shared(static_cast<size_t>(gemm_shared_floats(m, k, n)));
+          gemm(g, pool, shared.data(), slots.data());
+        }
+        return c;
+      };
+      std::vector<float> c = run(1);
+      std::string what =
+          std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " t=" + std::to_string(t);
+      for (int threads : {1, 2, 3})
+        ASSERT_EQ(std::memcmp(run(threads).data(), c.data(), c.size() * 4), 0) << what << " on " << threads;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j, ++total) {
+          double exact = 0, size = 0;
+          float chain = 0.0f;
+          for (int64_t p = 0; p < k; p += 2) {
+            float odd = p + 1 < k ? at_a(i, p + 1) * at_b(p + 1, j) : 0.0f;  // exact: bf16 x bf16 fits a float
+            chain = bf16_fma(p + 1 < k ? at_a(i, p + 1) : 0.0f, p + 1 < k ? at_b(p + 1, j) : 0.0f, chain);
+            chain = bf16_fma(at_a(i, p), at_b(p, j), chain);
+            exact += double(at_a(i, p)) * at_b(p, j) + odd;
+            size += std::fabs(double(at_a(i, p)) * at_b(p, j)) + std::fabs(double(odd));
+          }
+          float got = c[static_cast<size_t>(i * n + j)];
+          same += bits(got) == bits(chain);
+          // A rounding of at most half an ulp of the running sum per step.
+          ASSERT_LE(std::fabs(got - exact), (k + 1) * 0x1p-24 * size + 0x1p-120) << what << " at " << i << "," << j;
+        }
+    }
+  std::printf("the AMX kernel: %lld of %lld elements are the definition's bits\n", static_cast<long long>(same),
+              static_cast<long long>(total));
 }
 
 }  // namespace

@@ -90,6 +90,8 @@ inline uint32_t bf16_operand_bits(float x) {
 }
 }  // namespace
 
+#include "backend/cpu/gemm_amx_tiles.inc"
+
 float bf16_fma(float a, float b, float c) { return bf16_fma_f(a, b, c); }
 float bf16_operand(float x) { return bf16_operand_f(x); }
 
@@ -110,7 +112,9 @@ struct Vec {
   static T fmadd(T a, T b, T c) { return std::fma(a, b, c); }
   static T fma_bf16(T a, T b, T c) { return bf16_fma_f(a, b, c); }  // the flushes in software
   static constexpr bool kDpbf16 = false;                            // no bf16 units: the bf16 steps are fma_bf16's
-  static constexpr bool kTranspose8 = false;                        // pack_b transposes element by element
+  static constexpr bool kAmx = false;                               // no tiles (gemm_amx_tiles.inc)
+  using Tiles = void;
+  static constexpr bool kTranspose8 = false;  // pack_b transposes element by element
   static void transpose8(const float* const*, int64_t, float*, int64_t) {}
   static T dpbf16(T acc, uint32_t, T) { return acc; }
   static T mul(T a, T b) { return a * b; }
@@ -121,6 +125,20 @@ struct Vec {
 constexpr int kMR = 4, kVecs = 16;
 }  // namespace gemm_baseline
 #define SX_GEMM_NS gemm_baseline
+#include "backend/cpu/gemm_driver.inc"
+#undef SX_GEMM_NS
+
+// The AMX kernel's driver on SoftTiles, on any CPU (gemm.h's
+// set_gemm_amx(AmxTiles::Software)): bf16 pairs packed as for the bf16
+// units, the register tile AMX's 14 x 32.
+namespace gemm_amx_soft {
+struct Vec : gemm_baseline::Vec {
+  static constexpr bool kDpbf16 = true, kAmx = true;
+  using Tiles = SoftTiles;
+};
+constexpr int kMR = 14, kVecs = 32;
+}  // namespace gemm_amx_soft
+#define SX_GEMM_NS gemm_amx_soft
 #include "backend/cpu/gemm_driver.inc"
 #undef SX_GEMM_NS
 
@@ -142,6 +160,8 @@ constexpr int kMR = 4, kVecs = 16;
     static T fmadd(T a, T b, T c) { return _mm##bits##_fmadd_ps(a, b, c); }                                       \
     static T fma_bf16(T a, T b, T c) { return fmadd(a, b, c); }                                                   \
     static constexpr bool kDpbf16 = false;                                                                        \
+    static constexpr bool kAmx = false;                                                                           \
+    using Tiles = void;                                                                                           \
     static T dpbf16(T acc, uint32_t, T) { return acc; }                                                           \
     static T mul(T a, T b) { return _mm##bits##_mul_ps(a, b); }                                                   \
     static T add(T a, T b) { return _mm##bits##_add_ps(a, b); }                                                   \
@@ -228,6 +248,19 @@ struct Vec : gemm_avx512::Vec {
 constexpr int kMR = gemm_avx512::kMR, kVecs = gemm_avx512::kVecs;
 }  // namespace gemm_avx512bf16
 #define SX_GEMM_NS gemm_avx512bf16
+#include "backend/cpu/gemm_driver.inc"
+#undef SX_GEMM_NS
+
+// The opt-in AMX kernel on the hardware's tiles (gemm.h's set_gemm_amx).
+#pragma GCC target("amx-tile,amx-bf16")
+namespace gemm_amx_hw {
+struct Vec : gemm_avx512bf16::Vec {
+  static constexpr bool kAmx = true;
+  using Tiles = HardTiles;
+};
+constexpr int kMR = gemm_avx512::kMR, kVecs = gemm_avx512::kVecs;
+}  // namespace gemm_amx_hw
+#define SX_GEMM_NS gemm_amx_hw
 #include "backend/cpu/gemm_driver.inc"
 #undef SX_GEMM_NS
 #pragma GCC pop_options
@@ -396,8 +429,19 @@ GemmBlocking blocking_for(int mr, int nr, int64_t k, int threads) {
 }
 // The widest instruction set's `call` (a function of gemm_driver.inc), with
 // the blocking for its register tile, this product's k and `threads`.
+// A bf16 product under set_gemm_amx runs on the tiles (the AMX kernel's
+// register tile is 14 x 32 either way).
+#if !SX_ISA_CLONES
+namespace gemm_amx_hw = gemm_amx_soft;  // never chosen: amx_available() is false
+#endif
+#define SX_GEMM_AMX(call, threads)                                            \
+  if (AmxTiles t = g.bf16 ? gemm_amx() : AmxTiles::Off; t != AmxTiles::Off) { \
+    GemmBlocking bl = blocking_for(14, 32, g.k, threads);                     \
+    return t == AmxTiles::Hardware ? gemm_amx_hw::call : gemm_amx_soft::call; \
+  }
 #if SX_ISA_CLONES
 #define SX_GEMM_DISPATCH(call, threads)                              \
+  SX_GEMM_AMX(call, threads)                                         \
   Isa i = gemm_isa();                                                \
   int mr = 0, nr = 0;                                                \
   gemm_tile(i, &mr, &nr);                                            \
@@ -413,6 +457,7 @@ GemmBlocking blocking_for(int mr, int nr, int64_t k, int threads) {
   }
 #else
 #define SX_GEMM_DISPATCH(call, threads)                 \
+  SX_GEMM_AMX(call, threads)                            \
   int mr = 0, nr = 0;                                   \
   gemm_tile(Isa::Baseline, &mr, &nr);                   \
   GemmBlocking bl = blocking_for(mr, nr, g.k, threads); \
@@ -431,5 +476,6 @@ void gemm(const Gemm& g, ThreadPool& pool, float* shared, float* const* scratch)
   SX_GEMM_DISPATCH(gemm(g, pool, shared, scratch, bl), pool.size())
 }
 #undef SX_GEMM_DISPATCH
+#undef SX_GEMM_AMX
 
 }  // namespace sx::cpu

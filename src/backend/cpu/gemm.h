@@ -90,6 +90,20 @@ struct Gemm {
 // benchmark); it returns whether they are used now.
 bool gemm_bf16_units();
 bool set_gemm_bf16_units(bool allowed);
+// AMX's tdpbf16ps for bf16 products: an opt-in (SEXPGPU_CPU_BF16=amx) that
+// gives up the same bits on every CPU. On the Sapphire Rapids measured, 71%
+// of its elements are the definition's bits and the rest differ by roundings
+// (amx_bf16_test.cpp, docs/performance.md). Hardware: the CPU's tiles;
+// Software: the same kernel and packing on tiles in software, whose
+// tdpbf16ps is the definition (tests, on any CPU). Off by default.
+enum class AmxTiles { Off, Hardware, Software };
+// Whether this CPU has AMX-BF16 and Linux lets the process use its tiles
+// (asks once, arch_prctl ARCH_REQ_XCOMP_PERM).
+bool amx_available();
+// For every later bf16 product; Hardware where !amx_available() is
+// refused: returns what is used now.
+AmxTiles set_gemm_amx(AmxTiles tiles);
+AmxTiles gemm_amx();
 // Whether this CPU's vdpbf16ps gives the definition's bits (checked on a few
 // thousand lanes, bf16_units.cpp); false where it has none. The units are
 // used only where it does.

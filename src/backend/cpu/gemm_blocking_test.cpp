@@ -27,10 +27,15 @@ constexpr CacheSizes kSmall{4 << 10, 64 << 10, 256 << 10};  // forces the smalle
 
 // Every instruction set the CPU has, and AVX-512 once more with bf16
 // products on the bf16 units where it has them.
+// Every instruction set the CPU has, AVX-512 once more with bf16 products
+// on the bf16 units where it has them, and the AMX kernel on software tiles
+// (whose tdpbf16ps is the definition: the driver's packing and tiling for
+// AMX, on any CPU; the hardware's tiles are amx_bf16_test.cpp's).
 struct Path {
   Isa isa;
   bool bf16_units;
   std::string name;
+  AmxTiles amx = AmxTiles::Off;
 };
 std::vector<Path> paths() {
   std::vector<Path> out;
@@ -39,11 +44,13 @@ std::vector<Path> paths() {
   set_isa(best_isa());
   if (best_isa() == Isa::Avx512 && set_gemm_bf16_units(true)) out.push_back({Isa::Avx512, true, "avx512-bf16"});
   set_gemm_bf16_units(false);
+  out.push_back({best_isa(), false, "amx-software", AmxTiles::Software});
   return out;
 }
 void use(const Path& p) {
   set_isa(p.isa);
   EXPECT_EQ(set_gemm_bf16_units(p.bf16_units), p.bf16_units);
+  EXPECT_EQ(set_gemm_amx(p.amx), p.amx);
 }
 
 struct Guard {
@@ -52,6 +59,7 @@ struct Guard {
     set_isa(saved);
     set_gemm_caches(nullptr);
     set_gemm_bf16_units(false);
+    set_gemm_amx(AmxTiles::Off);
   }
 };
 
