@@ -49,10 +49,13 @@ Environment command_environment(const ParsedArgs& args) {
 
 void use_cpu_bf16(const Environment& env) {
   if (env.device != Device::cpu || env.cpu_bf16 != CpuBf16::amx) return;
-  if (!cpu::amx_available())
+  cpu::AmxSupport support = cpu::amx_support();
+  if (support != cpu::AmxSupport::Available)
     throw UserError(Code::ENV_003, {},
-                    "SEXPGPU_CPU_BF16=amx asks for AMX's tiles, but this CPU has no AMX-BF16 (or Linux does not let "
-                    "this process use its tiles)",
+                    support == cpu::AmxSupport::NoAmx
+                        ? "SEXPGPU_CPU_BF16=amx asks for AMX's tiles, but this CPU has no AMX-BF16"
+                        : "SEXPGPU_CPU_BF16=amx asks for AMX's tiles, but Linux refused this process their state "
+                          "(arch_prctl ARCH_REQ_XCOMP_PERM)",
                     "unset SEXPGPU_CPU_BF16: bf16 products then run as the definition, the same bits on every CPU, "
                     "on the bf16 units or the f32 units, whichever is faster here");
   cpu::set_gemm_amx(cpu::AmxTiles::Hardware);

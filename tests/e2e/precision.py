@@ -36,7 +36,12 @@ def case_cpu_bf16_amx():
         m = os.path.join(TMP, "amx-refused.jsonl")
         p = run("run", *SMOKE, "--set", "precision=bf16", "--metrics", "jsonl:" + m, env=amx, check_rc=2)
         expect(p.stderr.startswith("error[E-ENV-003]: SEXPGPU_CPU_BF16=amx asks for AMX's tiles, but this CPU has "
-                                   "no AMX-BF16") and not os.path.exists(m), p.stderr)
+                                   "no AMX-BF16\n") and not os.path.exists(m), p.stderr)
+        return
+    p = run("run", "examples/my-run.sx", "--variant", "smoke", "--steps", "1", "--set", "precision=bf16", env=amx,
+            check_rc=None)
+    if "Linux refused this process their state" in p.stderr:  # the machine's kernel, not the product
+        print("e2e/cpu_bf16_amx: this CPU has AMX-BF16 but Linux refuses the tiles: nothing more to check here")
         return
     exact = records(train("bf16", name="exact")[1], "step", "train/loss")
     tiles = [records(train("bf16", threads=t, name=f"amx-t{t}", env=amx)[1], "step", "train/loss") for t in "13"]

@@ -20,21 +20,21 @@ std::atomic<AmxTiles>& amx_state() {
 }
 }  // namespace
 
-bool amx_available() {
+AmxSupport amx_support() {
 #if SX_ISA_CLONES
-  static const bool available = [] {
+  static const AmxSupport support = [] {
     unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return AmxSupport::NoAmx;
     bool tiles = (d >> 24 & 1u) != 0, bf16 = (d >> 22 & 1u) != 0;
     // The bf16 pairs are packed with AVX-512 code (every CPU with AMX has it).
-    if (!tiles || !bf16 || best_isa() != Isa::Avx512) return false;
+    if (!tiles || !bf16 || best_isa() != Isa::Avx512) return AmxSupport::NoAmx;
     // Linux hands out the tiles' state only on request: ARCH_REQ_XCOMP_PERM
     // (0x1023) for XFEATURE_XTILEDATA (18), for the whole process.
-    return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+    return syscall(SYS_arch_prctl, 0x1023, 18) == 0 ? AmxSupport::Available : AmxSupport::Refused;
   }();
-  return available;
+  return support;
 #else
-  return false;
+  return AmxSupport::NoAmx;
 #endif
 }
 

@@ -97,9 +97,13 @@ bool set_gemm_bf16_units(bool allowed);
 // Software: the same kernel and packing on tiles in software, whose
 // tdpbf16ps is the definition (tests, on any CPU). Off by default.
 enum class AmxTiles { Off, Hardware, Software };
-// Whether this CPU has AMX-BF16 and Linux lets the process use its tiles
-// (asks once, arch_prctl ARCH_REQ_XCOMP_PERM).
-bool amx_available();
+// Whether this CPU has AMX-BF16 (and AVX-512, which packs the pairs), and
+// whether Linux lets the process use its tiles (asked once, arch_prctl
+// ARCH_REQ_XCOMP_PERM: refused, for one, where a thread's sigaltstack is too
+// small for the tiles' state).
+enum class AmxSupport { Available, NoAmx, Refused };
+AmxSupport amx_support();
+inline bool amx_available() { return amx_support() == AmxSupport::Available; }
 // For every later bf16 product; Hardware where !amx_available() is
 // refused: returns what is used now.
 AmxTiles set_gemm_amx(AmxTiles tiles);
