@@ -126,13 +126,17 @@ float bf16_operand(float x);
 // column groups of at most nc_panels register-tile panels. They change
 // which cache each packed block lives in, never the order of an element's
 // additions, so never a bit of the result.
+// whole_rows: the most rows of op(A) a product may keep whole in one
+// thread's L2, a k block at a time, while the threads split op(B)'s panels
+// (a weight gradient's few rows: gemm_driver.inc's gemm_column_groups).
 struct GemmBlocking {
-  int64_t kc = 256, mc = 96, nc_panels = 1 << 20;
+  int64_t kc = 256, mc = 96, nc_panels = 1 << 20, whole_rows = 96;
 };
 // The most any blocking uses (the scratch sizes are bounded by them).
 constexpr int64_t kGemmKcMax = 384, kGemmMcMax = 504;
 // For a register tile of mr x nr floats and these caches: op(B)'s kc x nr
-// micro-panel in L1, op(A)'s mc x kc block in half of L2, a column
+// micro-panel in L1, op(A)'s mc x kc block in half of L2 (whole_rows x kc
+// in three quarters of it), a column
 // group's k x nc slab of op(B) in a thread's half share of L3 (`threads`
 // sharing it), each clamped to what the scratch holds.
 GemmBlocking derive_blocking(const CacheSizes& caches, int mr, int nr, int64_t k, int threads);

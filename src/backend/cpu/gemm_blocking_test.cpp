@@ -22,6 +22,7 @@ namespace sx::cpu {
 namespace {
 
 constexpr CacheSizes kZen4{32 << 10, 1 << 20, 32 << 20};
+constexpr CacheSizes kZen3{32 << 10, 512 << 10, 32 << 20};
 constexpr CacheSizes kSapphireRapids{48 << 10, 2 << 20, 105 << 20};
 constexpr CacheSizes kSmall{4 << 10, 64 << 10, 256 << 10};  // forces the smallest blocks and many groups
 
@@ -64,7 +65,7 @@ struct Guard {
 };
 
 TEST(GemmBlocking, DerivedFromTheCachesAndSane) {
-  for (const CacheSizes& c : {kZen4, kSapphireRapids, kSmall, machine_caches()})
+  for (const CacheSizes& c : {kZen3, kZen4, kSapphireRapids, kSmall, machine_caches()})
     for (Isa i : {Isa::Baseline, Isa::Avx2, Isa::Avx512}) {
       int mr = 0, nr = 0;
       gemm_tile(i, &mr, &nr);
@@ -81,6 +82,10 @@ TEST(GemmBlocking, DerivedFromTheCachesAndSane) {
           EXPECT_LE(b.mc, kGemmMcMax) << what;
           EXPECT_TRUE(b.mc == mr || b.mc * b.kc * 4 <= c.l2 / 2) << what << ": op(A)'s block fills L2";
           EXPECT_GE(b.nc_panels, 1) << what;
+          EXPECT_EQ(b.whole_rows % mr, 0) << what;
+          EXPECT_GE(b.whole_rows, b.mc) << what;
+          EXPECT_LE(b.whole_rows, kGemmMcMax) << what;
+          EXPECT_TRUE(b.whole_rows == b.mc || b.whole_rows * b.kc * 4 <= c.l2 * 3 / 4) << what << ": op(A) overflows L2";
         }
     }
   // The figures docs/performance.md gives.
@@ -91,6 +96,9 @@ TEST(GemmBlocking, DerivedFromTheCachesAndSane) {
   EXPECT_EQ(zen4.mc, 336);
   EXPECT_EQ(spr.kc, 384);
   EXPECT_EQ(derive_blocking(kZen4, mr, nr, 2048, 2).kc, 352);  // six blocks: 5 x 352 + 288, not 5 x 384 + 128
+  // A Zen 3 keeps a weight gradient's 256 rows of op(A) whole in L2 (186 in a row block).
+  EXPECT_EQ(derive_blocking(kZen3, mr, nr, 2048, 2).mc, 186);
+  EXPECT_EQ(derive_blocking(kZen3, mr, nr, 2048, 2).whole_rows, 276);
   gemm_tile(Isa::Avx512, &mr, &nr);
   EXPECT_EQ(derive_blocking(kZen4, mr, nr, 256, 2).kc, 256);
   EXPECT_EQ(derive_blocking(kZen4, mr, nr, 1024, 2).kc, 256);
@@ -290,7 +298,7 @@ TEST(GemmBlocking, SameBitsForEveryBlockingIsaAndThreadCount) {
       for (bool bf : {false, true}) {
         Operands o(s.m, s.n, s.k, t & 1, t & 2, t == 2 ? 0.125f : 1.0f, static_cast<uint32_t>(s.k + t), false);
         auto want = o.want(bf);
-        for (const CacheSizes& c : {kZen4, kSapphireRapids, kSmall, machine_caches()}) {
+        for (const CacheSizes& c : {kZen3, kZen4, kSapphireRapids, kSmall, machine_caches()}) {
           set_gemm_caches(&c);
           for (const Path& path : paths()) {
             use(path);
