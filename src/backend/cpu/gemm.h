@@ -136,9 +136,9 @@ struct GemmBlocking {
 constexpr int64_t kGemmKcMax = 384, kGemmMcMax = 504;
 // For a register tile of mr x nr floats and these caches: op(B)'s kc x nr
 // micro-panel in L1, op(A)'s mc x kc block in half of L2 (whole_rows x kc
-// in three quarters of it), a column
-// group's k x nc slab of op(B) in a thread's half share of L3 (`threads`
-// sharing it), each clamped to what the scratch holds.
+// in three quarters of it), a column group's k x nc slab of op(B) in a
+// thread's half share of L3 (`threads` sharing it), each clamped to what
+// the scratch holds.
 GemmBlocking derive_blocking(const CacheSizes& caches, int mr, int nr, int64_t k, int threads);
 // The register tile (rows, columns) of an instruction set's kernel.
 void gemm_tile(Isa isa, int* mr, int* nr);

@@ -85,7 +85,8 @@ TEST(GemmBlocking, DerivedFromTheCachesAndSane) {
           EXPECT_EQ(b.whole_rows % mr, 0) << what;
           EXPECT_GE(b.whole_rows, b.mc) << what;
           EXPECT_LE(b.whole_rows, kGemmMcMax) << what;
-          EXPECT_TRUE(b.whole_rows == b.mc || b.whole_rows * b.kc * 4 <= c.l2 * 3 / 4) << what << ": op(A) overflows L2";
+          EXPECT_TRUE(b.whole_rows == b.mc || b.whole_rows * b.kc * 4 <= c.l2 * 3 / 4)
+              << what << ": op(A) overflows L2";
         }
     }
   // The figures docs/performance.md gives.
