@@ -4,7 +4,8 @@
 # each side's best median step_s, and prints A/B per config and the peak RSS
 # of a 3-step medium run of each (/usr/bin/time -v).
 #
-#   bench/ab.sh A-BINARY B-BINARY        (ROUNDS=, QUICK=1, CONFIGS="small medium")
+#   bench/ab.sh A-BINARY B-BINARY        (ROUNDS=, QUICK=1, CONFIGS="small medium", BF16=1)
+# BF16=1 trains the configs with :precision bf16 (their names get -bf16).
 # Not a test: nothing here is timed in CI.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,6 +22,7 @@ echo "| --- | --- | --- | --- |"
 for c in "${configs[@]}"; do
   set -- $c
   [[ " $want " == *" $1 "* ]] || continue
+  [ "${BF16:-0}" = 1 ] && set -- "$1-bf16" "${@:2}"
   a="" b=""
   for ((r = 1; r <= rounds; r++)); do
     sexpgpu=$a_bin; a=$(best $a "$(sx_run "$@")")

@@ -100,7 +100,7 @@ void print_profile(Step& step, int steps) {
       ex.fused(Fuse::AttentionGrad), ex.fused(Fuse::MatmulThen), ex.fused(Fuse::MatmulColumnSum),
       ex.fused(Fuse::LayerNormGrad), ex.fused(Fuse::LayerNormGradAdd));
   for (auto [ms, op] : by_op)
-    if (ms >= 0.01 * total)
+    if (ms >= 0.001 * total)
       std::printf("    %-14s %8.2f ms %5.1f%%\n", op_name(static_cast<Op>(op)), ms, 100 * ms / total);
 }
 

@@ -46,8 +46,7 @@ int64_t CpuExecutor::fuse_attention_grads() {
     const Step& t = steps_[step_of[id]];
     const Node& n = g_.node(id);
     return t.compute && t.region < 0 && n.op == Op::Matmul && n.dtype == DType::F32 &&
-           (t.fuse == Fuse::None || t.fuse == Fuse::MatmulScale) && !t.prep.bf16 && !t.prep.mm.merged &&
-           t.prep.mm.batches == heads;
+           (t.fuse == Fuse::None || t.fuse == Fuse::MatmulScale) && !t.prep.mm.merged && t.prep.mm.batches == heads;
   };
   // Product p of `mm` reads matrix p of its operand k (a held node is one head's).
   auto own_head = [&](NodeId mm, int k) {

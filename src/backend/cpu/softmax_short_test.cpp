@@ -74,6 +74,44 @@ TEST(SoftmaxShort, LongRowsSameBitsAsTheLoop) {
     }
 }
 
+// softmax_rows_f (a step at a time over blocks of rows) against the loop row
+// by row: rows of every length to 40 and longer, short and long mixed in a
+// block, zero-length rows, in place and into another buffer, with the sums.
+TEST(SoftmaxShort, RowsAStepAtATimeSameBitsAsTheLoop) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float specials[] = {0.0f, -0.0f, -inf, inf, nan, 1e30f, -1e30f, 88.5f, -90.0f, 3.0f};
+  std::mt19937 rng(13);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  const int64_t ld = 136;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int64_t rows = 1 + static_cast<int64_t>(rng() % 40);  // blocks of kSoftmaxBlock and a part
+    std::vector<int64_t> len(rows);
+    std::vector<float> x(rows * ld), want(rows * ld, 7.0f), got(rows * ld, 7.0f), sums(rows);
+    for (int64_t i = 0; i < rows; ++i) len[i] = rng() % 4 == 0 ? rng() % (ld + 1) : rng() % 41;
+    for (float& v : x) v = rng() % 9 == 0 ? specials[rng() % 10] : normal(rng);
+    if (trial % 3 == 0)
+      for (float& v : x) v = std::isfinite(v) ? v : 1.0f;
+    for (int64_t i = 0; i < rows; ++i) softmax_loop(x.data() + i * ld, want.data() + i * ld, len[i]);
+    bool in_place = trial % 2 == 0;
+    if (in_place) got = x;
+    softmax_rows_f(
+        in_place ? got.data() : x.data(), got.data(), ld, rows, [&len](int64_t i) { return len[i]; }, sums.data());
+    for (int64_t i = 0; i < rows; ++i) {
+      if (len[i] == 0) EXPECT_TRUE(same_bits(sums[i], 0.0f)) << "row " << i;
+      if (!in_place)  // past its length a row is left as it was
+        for (int64_t j = len[i]; j < ld; ++j) ASSERT_EQ(got[i * ld + j], 7.0f) << "row " << i << " j " << j;
+      std::vector<float> y(len[i]);
+      float sum = softmax_row_f(x.data() + i * ld, y.data(), len[i]);
+      EXPECT_TRUE(same_bits(sum, sums[i]) || (std::isnan(sum) && std::isnan(sums[i]))) << "row " << i;
+      for (int64_t j = 0; j < len[i]; ++j) {
+        float w = want[i * ld + j], g = got[i * ld + j];
+        ASSERT_TRUE(same_bits(w, g) || (std::isnan(w) && std::isnan(g)))
+            << "trial " << trial << " row " << i << " of " << len[i] << " j " << j << ": " << w << " vs " << g;
+      }
+    }
+  }
+}
+
 // max_lanes against the loop's chain: the same value, of the same bits but
 // for the sign of a zero, NaNs skipped, on every length to 40.
 TEST(SoftmaxShort, TreeMaxIsTheLoopsMax) {
