@@ -215,7 +215,9 @@ void CpuExecutor::fuse_into_products() {
     Step& s = steps_[i];
     const Node& mm = g_.node(s.id);
     bool bf16 = s.prep.bf16;
-    if (!s.compute || mm.op != Op::Matmul || mm.dtype != DType::F32 || (!bf16 && s.prep.mm.batches != 1) ||
+    // (k = 0: gemm writes +0 and the bias and returns, before any step in its tiles.)
+    if (!s.compute || mm.op != Op::Matmul || mm.dtype != DType::F32 || s.prep.mm.k <= 0 ||
+        (!bf16 && s.prep.mm.batches != 1) ||
         (s.fuse != Fuse::None && s.fuse != Fuse::MatmulBias && !(bf16 && s.fuse == Fuse::MatmulScale)) || s.region >= 0)
       continue;
     // C: the node holding the product's final values (the bias add's or the scale's, when fused).

@@ -149,6 +149,14 @@ OpCase matmul_case(Case& c) {
 }
 TEST(CpuOps, Matmul) { check(matmul_case); }
 
+// A product with k = 0 (+0, then the bias) and the gelu or add after it,
+// which the executor would otherwise fuse into tiles such a product never runs.
+OpCase empty_product_case(Case& c) {
+  NodeId a = c.in({5, 0}), b = c.in({0, 7}), bias = c.in({7}), x = c.in({5, 7});
+  return {{gelu(c.g, add(c.g, matmul(c.g, a, b), bias)), add(c.g, matmul(c.g, a, b), x)}};
+}
+TEST(CpuOps, EmptyProductThenAStep) { check(empty_product_case); }
+
 OpCase reductions_case(Case& c) {
   NodeId x = c.in({4, 6, 37});
   NodeId i = c.ids({4, 6, 37}, 50);
