@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "backend/cpu/gemm.h"
-#include "backend/cpu/thread_pool.h"
+#include "backend/cpu/gemm_test_util.h"
 
 namespace sx::cpu {
 namespace {
@@ -151,17 +151,7 @@ TEST(AmxBf16, TheKernelIsTheBf16ProductOnEveryThreadCount) {
                .c = c.data(),
                .ldc = n,
                .bf16 = true};
-        std::vector<std::vector<float>> scratch(static_cast<size_t>(threads),
-                                                std::vector<float>(static_cast<size_t>(gemm_thread_floats(n))));
-        std::vector<float*> slots;
-        for (auto& x : scratch) slots.push_back(x.data());
-        if (threads == 1) {
-          gemm(g, slots[0]);
-        } else {
-          ThreadPool pool(threads);
-          std::vector<float> shared(static_cast<size_t>(gemm_shared_floats(m, k, n)));
-          gemm(g, pool, shared.data(), slots.data());
-        }
+        testing::run_gemm(g, threads == 1 ? 0 : threads);
         return c;
       };
       std::vector<float> c = run(1);

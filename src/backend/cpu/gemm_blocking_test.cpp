@@ -16,6 +16,7 @@
 
 #include "backend/cpu/cache_info.h"
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/gemm_test_util.h"
 #include "backend/cpu/isa.h"
 
 namespace sx::cpu {
@@ -261,23 +262,18 @@ struct Operands {
   }
 };
 
-bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-}
+using testing::run_gemm;
+using testing::same_bits;
 
 std::vector<float> serial(const Operands& o, bool bf) {
-  std::vector<float> c, scratch(static_cast<size_t>(gemm_thread_floats(o.n)));
-  gemm(o.call(c, bf), scratch.data());
+  std::vector<float> c;
+  run_gemm(o.call(c, bf), 0);
   return c;
 }
 
 std::vector<float> parallel(const Operands& o, bool bf, int threads) {
-  ThreadPool pool(threads);
-  std::vector<float> c, shared(static_cast<size_t>(gemm_shared_floats(o.m, o.k, o.n)));
-  std::vector<std::vector<float>> scratch(threads, std::vector<float>(static_cast<size_t>(gemm_thread_floats(o.n))));
-  std::vector<float*> slots;
-  for (auto& s : scratch) slots.push_back(s.data());
-  gemm(o.call(c, bf), pool, shared.data(), slots.data());
+  std::vector<float> c;
+  run_gemm(o.call(c, bf), threads);
   return c;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/gemm_test_util.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/vmath.h"
 
@@ -72,38 +73,19 @@ struct Operands {
   }
 };
 
-bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
-}
+using testing::run_gemm;
+using testing::same_bits;
 
 std::vector<float> serial(const Operands& o) {
-  std::vector<float> c, scratch(static_cast<size_t>(gemm_thread_floats(o.n)));
-  gemm(o.call(c), scratch.data());
+  std::vector<float> c;
+  run_gemm(o.call(c), 0);
   return c;
 }
 
 std::vector<float> parallel(const Operands& o, int threads) {
-  ThreadPool pool(threads);
-  std::vector<float> c, shared(static_cast<size_t>(gemm_shared_floats(o.m, o.k, o.n)));
-  std::vector<std::vector<float>> scratch(threads, std::vector<float>(static_cast<size_t>(gemm_thread_floats(o.n))));
-  std::vector<float*> slots;
-  for (auto& s : scratch) slots.push_back(s.data());
-  gemm(o.call(c), pool, shared.data(), slots.data());
+  std::vector<float> c;
+  run_gemm(o.call(c), threads);
   return c;
-}
-
-// g serially (threads 0) or over a pool of `threads`.
-void run(const Gemm& g, int threads) {
-  ThreadPool pool(std::max(threads, 1));
-  std::vector<float> shared(static_cast<size_t>(gemm_shared_floats(g.m, g.k, g.n)));
-  std::vector<std::vector<float>> scratch(pool.size(),
-                                          std::vector<float>(static_cast<size_t>(gemm_thread_floats(g.n))));
-  std::vector<float*> slots;
-  for (auto& v : scratch) slots.push_back(v.data());
-  if (threads == 0)
-    gemm(g, slots[0]);
-  else
-    gemm(g, pool, shared.data(), slots.data());
 }
 
 // The products the fused-step tests run: around the register tiles and the
@@ -172,7 +154,7 @@ TEST(Gemm, BiasIsAddedAfterTheChainOnEveryIsaAndThreadCount) {
       std::vector<float> rounded;
       Gemm r = o.call(rounded);
       r.bf16 = true, r.then = Gemm::Then::RoundBf16;
-      run(r, threads);
+      run_gemm(r, threads);
       EXPECT_TRUE(same_bits(plain, rounded)) << "bf16 rounded, units " << units << ", threads " << threads;
     }
     set_gemm_bf16_units(was);
@@ -211,7 +193,7 @@ TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
             Gemm g = o.call(c);
             g.then = then, g.then_x = xs.data(), g.ldo = s.n;
             g.then_out = where == 0 ? out.data() : where == 1 ? c.data() : xs.data();
-            run(g, threads);
+            run_gemm(g, threads);
             const std::vector<float>& got = where == 0 ? out : where == 1 ? c : xs;
             EXPECT_TRUE(same_bits(got, out_want)) << what << " on " << threads;
             if (where != 1) {
@@ -244,13 +226,13 @@ TEST(Gemm, ColumnSumsAreTheRowOrderSums) {
           for (int64_t j = 0; j < s.n; ++j) want[j] += o.at_b(p, j);
         Gemm bare = o.call(plain);
         bare.bf16 = kind > 0;
-        run(bare, 0);
+        run_gemm(bare, 0);
         for (int threads : {0, 1, 3}) {
           std::vector<float> c, sums(static_cast<size_t>(s.n), -5.0f);
           Gemm g = o.call(c);
           g.bf16 = kind > 0;
           g.colsum = sums.data();
-          run(g, threads);
+          run_gemm(g, threads);
           std::string what = std::string(isa_name(i)) + " kind " + std::to_string(kind) + " " + std::to_string(s.m) +
                              "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " on " + std::to_string(threads);
           EXPECT_TRUE(same_bits(sums, want)) << what;
@@ -290,7 +272,7 @@ TEST(Gemm, RangedRowsGiveTheChainsBits) {
           std::vector<float> c;
           Gemm g = o.call(c);
           g.k_from = from.data(), g.k_to = to.data(), g.n_to = cols.data();
-          run(g, threads);
+          run_gemm(g, threads);
           for (int64_t r = 0; r < s.m; ++r)
             for (int64_t j = 0; j < s.n; ++j) {
               float got = c[r * s.n + j], w = want[r * s.n + j];
@@ -302,7 +284,7 @@ TEST(Gemm, RangedRowsGiveTheChainsBits) {
           std::vector<int32_t> none(from.size(), 0);
           std::fill(c.begin(), c.end(), -7.0f);
           g.n_to = none.data();
-          run(g, threads);
+          run_gemm(g, threads);
           EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x == -7.0f; })) << what << ": C was written";
         }
         EXPECT_GT(untouched, 0) << what << ": no tile was left out";
