@@ -1,9 +1,12 @@
 #include "util/memory.h"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 
 namespace sx {
 namespace {
@@ -20,6 +23,17 @@ uint64_t physical_memory() {
     return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
   }();
   return bytes;
+}
+
+void* allocate_huge_pages(size_t bytes) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  if (bytes > SIZE_MAX - kHuge) return nullptr;
+  size_t rounded = (std::max<size_t>(bytes, 1) + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(kHuge, rounded);
+#ifdef MADV_HUGEPAGE
+  if (p) ::madvise(p, rounded, MADV_HUGEPAGE);  // advice: where the kernel has none to give, 4 KiB pages
+#endif
+  return p;
 }
 
 uint64_t memory_budget() {
