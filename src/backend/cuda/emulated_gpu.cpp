@@ -62,11 +62,11 @@ class EmulatedGpu : public Gpu {
 
   void upload(DevicePtr dst, const void* src, int64_t bytes) override {
     SX_ASSERT(!capturing_, "an upload inside a captured graph");
-    std::memcpy(host(dst), src, static_cast<size_t>(bytes));
+    if (bytes > 0) std::memcpy(host(dst), src, static_cast<size_t>(bytes));  // an empty tensor may have no data
   }
   void download(void* dst, DevicePtr src, int64_t bytes) override {
     SX_ASSERT(!capturing_, "a download inside a captured graph");
-    std::memcpy(dst, host(src), static_cast<size_t>(bytes));
+    if (bytes > 0) std::memcpy(dst, host(src), static_cast<size_t>(bytes));
   }
   void memset(DevicePtr dst, uint8_t value, int64_t bytes) override {
     call([=] { std::memset(host(dst), value, static_cast<size_t>(bytes)); });

@@ -57,7 +57,7 @@ void gemm_cpu(const kir::Gemm& c, const void* a, const void* b, void* d, const v
       }
     for (int64_t j = 0; j < n; ++j)
       for (int64_t i = 0; i < m; ++i) {
-        const float *x = &ar[i * k], *y = &bc[j * k];
+        const float *x = ar.data() + i * k, *y = bc.data() + j * k;  // (k = 0: no element 0)
         float acc = 0;
         for (int64_t l = 0; l < k; ++l) acc += x[l] * y[l];
         int64_t at = od + i + j * c.ldd;

@@ -16,9 +16,9 @@ void matmul(const Tensor<T>& a, const Tensor<T>& b, Tensor<T>& out) {
   batch.rank -= 2, ba.rank -= 2, bb.rank -= 2;
   auto ia = broadcast_index(batch, ba), ib = broadcast_index(batch, bb);
   for (size_t p = 0; p < ia.size(); ++p) {
-    const T* A = &a.f[ia[p] * m * k];
-    const T* B = &b.f[ib[p] * k * n];
-    T* C = &out.f[p * m * n];
+    const T* A = a.f.data() + ia[p] * m * k;  // (not &f[...]: an empty operand, k = 0, has no element 0)
+    const T* B = b.f.data() + ib[p] * k * n;
+    T* C = out.f.data() + p * m * n;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         T acc = 0;
@@ -77,8 +77,8 @@ void eval_reduce(const Node& n, const Ins<T>& in, Tensor<T>& out) {
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t i = 0; i < s.inner; ++i) {
       int64_t base = o * s.n * s.inner + i, k = o * s.inner + i;
-      double v = is_float(x.dtype) ? reduce_line(n.op, &x.f[base], s.n, s.inner)
-                                   : reduce_line(n.op, &x.i[base], s.n, s.inner);
+      double v =
+          is_float(x.dtype) ? reduce_line(n.op, &x.f[base], s.n, s.inner) : reduce_line(n.op, &x.i[base], s.n, s.inner);
       if (is_float(out.dtype))
         out.f[k] = static_cast<T>(v);
       else
