@@ -26,10 +26,9 @@ uint64_t physical_memory() {
 }
 
 void* allocate_huge_pages(size_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  if (bytes > SIZE_MAX - kHuge) return nullptr;
-  size_t rounded = (std::max<size_t>(bytes, 1) + kHuge - 1) / kHuge * kHuge;
-  void* p = std::aligned_alloc(kHuge, rounded);
+  if (bytes > SIZE_MAX - kHugePageBytes) return nullptr;
+  size_t rounded = (std::max<size_t>(bytes, 1) + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  void* p = std::aligned_alloc(kHugePageBytes, rounded);
 #ifdef MADV_HUGEPAGE
   if (p) ::madvise(p, rounded, MADV_HUGEPAGE);  // advice: where the kernel has none to give, 4 KiB pages
 #endif

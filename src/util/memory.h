@@ -17,6 +17,9 @@ std::string memory_budget_text();
 // From SEXPGPU_MEMORY (GiB); 0 goes back to the physical memory.
 void set_memory_budget_gib(double gib);
 
+// A huge page: what allocate_huge_pages aligns to and rounds up to.
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
 // At least `bytes` of memory, 2 MiB aligned and rounded up to 2 MiB, advised
 // to the kernel as huge pages (madvise MADV_HUGEPAGE: Debian's transparent
 // huge pages are "madvise", so memory not advised stays in 4 KiB pages);

@@ -32,7 +32,7 @@ std::string vm_flags_of(const void* p) {
 }
 
 TEST(HugePages, AlignedOursAndAdvised) {
-  constexpr size_t kHuge = size_t{2} << 20;
+  constexpr size_t kHuge = kHugePageBytes;
   const size_t bytes = 5 * (size_t{1} << 20) + 3;
   char* p = static_cast<char*>(allocate_huge_pages(bytes));
   ASSERT_NE(p, nullptr);

@@ -27,7 +27,7 @@ bool bf16_values(const Node& n) { return n.op == Op::RoundBf16 || n.dtype == DTy
 
 CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : g_(g), plan_(plan), pool_(threads) {
   size_t bytes = static_cast<size_t>(std::max<int64_t>(plan_.arena_bytes, plan::kAlign));
-  static_assert((int64_t{2} << 20) % plan::kAlign == 0);
+  static_assert(kHugePageBytes % plan::kAlign == 0);
   arena_ = static_cast<char*>(allocate_huge_pages(bytes));
   SX_ASSERT(arena_, "cannot allocate the arena");
   std::memset(arena_, 0, bytes);

@@ -18,8 +18,8 @@ void norm(const Node& n, const Ins<T>& in, Tensor<T>& out) {
   int64_t d = x.shape.back(), rows = x.numel() / std::max<int64_t>(d, 1);
   T eps = static_cast<T>(n.attrs.value);
   for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = &x.f[r * d];
-    T* yr = &out.f[r * d];
+    const T* xr = x.f.data() + r * d;
+    T* yr = out.f.data() + r * d;
     T mu = 0, var = 0;
     if (bias) {
       for (int64_t j = 0; j < d; ++j) mu += xr[j];
@@ -41,16 +41,16 @@ void attention(const Node& n, const Ins<T>& in, Tensor<T>& out) {
   std::vector<T> s(tk), p(tk);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < tq; ++i) {
-      const T* qi = &q.f[(b * tq + i) * d];
+      const T* qi = q.f.data() + (b * tq + i) * d;
       for (int64_t j = 0; j < tk; ++j) {
-        const T* kj = &k.f[(b * tk + j) * d];
+        const T* kj = k.f.data() + (b * tk + j) * d;
         T acc = 0;
         for (int64_t l = 0; l < d; ++l) acc += qi[l] * kj[l];
         bool masked = n.attrs.causal && j > i + tk - tq;
         s[j] = masked ? -std::numeric_limits<T>::infinity() : acc * scale;
       }
       softmax_line(s.data(), p.data(), tk, 1, false);
-      T* oi = &out.f[(b * tq + i) * dv];
+      T* oi = out.f.data() + (b * tq + i) * dv;
       for (int64_t c = 0; c < dv; ++c) {
         T acc = 0;
         for (int64_t j = 0; j < tk; ++j) acc += p[j] * v.f[(b * tk + j) * dv + c];
@@ -66,7 +66,7 @@ void per_target(const Node& n, const Ins<T>& in, Tensor<T>& out) {
   int64_t vocab = logits.shape.back(), rows = targets.numel();
   T total = 0;
   for (int64_t r = 0; r < rows; ++r) {
-    const T* l = &logits.f[r * vocab];
+    const T* l = logits.f.data() + r * vocab;
     int64_t t = targets.i[r];
     check_id(n, t, vocab, r);
     T m = -std::numeric_limits<T>::infinity();
@@ -96,7 +96,7 @@ void eval_fused(const Node& n, const Ins<T>& in, Tensor<T>& out, uint64_t rng_of
       for (int64_t o = 0; o < s.outer; ++o)
         for (int64_t i = 0; i < s.inner; ++i) {
           int64_t base = o * s.n * s.inner + i;
-          softmax_line(&x.f[base], &out.f[base], s.n, s.inner, n.op == Op::LogSoftmax);
+          softmax_line(x.f.data() + base, out.f.data() + base, s.n, s.inner, n.op == Op::LogSoftmax);
         }
       return;
     }

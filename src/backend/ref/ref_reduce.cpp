@@ -77,8 +77,8 @@ void eval_reduce(const Node& n, const Ins<T>& in, Tensor<T>& out) {
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t i = 0; i < s.inner; ++i) {
       int64_t base = o * s.n * s.inner + i, k = o * s.inner + i;
-      double v =
-          is_float(x.dtype) ? reduce_line(n.op, &x.f[base], s.n, s.inner) : reduce_line(n.op, &x.i[base], s.n, s.inner);
+      double v = is_float(x.dtype) ? reduce_line(n.op, x.f.data() + base, s.n, s.inner)
+                                   : reduce_line(n.op, x.i.data() + base, s.n, s.inner);
       if (is_float(out.dtype))
         out.f[k] = static_cast<T>(v);
       else
