@@ -200,6 +200,24 @@ void BM_Attention(benchmark::State& state) {
 }
 BENCHMARK(BM_Attention)->ArgName("backward")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The permute that moves attention's heads ([b, t, h, d] -> [b, h, t, d],
+// the medium config's shape: rows of d = 32 floats), as the executor runs it.
+void BM_Permute(benchmark::State& state) {
+  Graph g;
+  g.builtin_taps = false;
+  NodeId x = ops::param(g, "x", {16, 128, 8, 32}, {});
+  NodeId y = ops::permute(g, x, {0, 2, 1, 3});
+  plan::Plan p = plan::make_plan(g, {y});
+  cpu::CpuExecutor ex(g, p, threads());
+  std::vector<float> values(16 * 128 * 8 * 32, 1.0f);
+  ex.bind_param("x", values.data());
+  for (auto _ : state) ex.run();
+  state.counters["GB/s"] = benchmark::Counter(2.0 * 4 * values.size() * state.iterations() / 1e9,
+                                              benchmark::Counter::kIsRate);  // read and written
+  state.SetLabel(std::to_string(ex.threads()) + " threads");
+}
+BENCHMARK(BM_Permute)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // One bf16 product (`:precision bf16`'s) of n x n x n on one thread, on the
 // f32 units (units 0: two fused multiply-adds a pair) or the bf16 units
 // (units 1: one vdpbf16ps a pair, where the CPU has AVX512-BF16): the same
