@@ -69,10 +69,10 @@ class EmulatedGpu : public Gpu {
     if (bytes > 0) std::memcpy(dst, host(src), static_cast<size_t>(bytes));
   }
   void memset(DevicePtr dst, uint8_t value, int64_t bytes) override {
-    call([=] { std::memset(host(dst), value, static_cast<size_t>(bytes)); });
+    if (bytes > 0) call([=] { std::memset(host(dst), value, static_cast<size_t>(bytes)); });  // as upload's
   }
   void copy(DevicePtr dst, DevicePtr src, int64_t bytes) override {
-    call([=] { std::memmove(host(dst), host(src), static_cast<size_t>(bytes)); });
+    if (bytes > 0) call([=] { std::memmove(host(dst), host(src), static_cast<size_t>(bytes)); });
   }
 
   ProgramHandle load_program(const Program& program) override {
