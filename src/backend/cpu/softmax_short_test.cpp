@@ -74,9 +74,7 @@ TEST(SoftmaxShort, LongRowsSameBitsAsTheLoop) {
     }
 }
 
-// softmax_rows_f (a step at a time over blocks of rows) against the loop row
-// by row: rows of every length to 40 and longer, short and long mixed in a
-// block, zero-length rows, in place and into another buffer, with the sums.
+// The rows a block of softmax_rows_f takes: fewer for long rows.
 TEST(SoftmaxShort, BlocksOfRowsStayInCache) {
   EXPECT_EQ(softmax_block_rows(128), kSoftmaxBlock);  // attention's keys
   EXPECT_EQ(softmax_block_rows(4096), 4);
@@ -84,13 +82,16 @@ TEST(SoftmaxShort, BlocksOfRowsStayInCache) {
   EXPECT_EQ(softmax_block_rows(0), kSoftmaxBlock);
 }
 
+// softmax_rows_f (a step at a time over blocks of rows) against the loop row
+// by row: rows of every length to 40 and longer, short and long mixed in a
+// block, zero-length rows, in place and into another buffer, with the sums.
 TEST(SoftmaxShort, RowsAStepAtATimeSameBitsAsTheLoop) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const float specials[] = {0.0f, -0.0f, -inf, inf, nan, 1e30f, -1e30f, 88.5f, -90.0f, 3.0f};
   std::mt19937 rng(13);
   std::normal_distribution<float> normal(0.0f, 4.0f);
   for (int trial = 0; trial < 300; ++trial) {
-    const int64_t ld = trial % 5 == 0 ? 5000 : 136;  // blocks of 3 rows, of 16
+    const int64_t ld = trial % 5 == 0 ? 5000 : 136;             // blocks of 3 rows, of 16
     const int64_t rows = 1 + static_cast<int64_t>(rng() % 40);  // blocks of kSoftmaxBlock and a part
     std::vector<int64_t> len(rows);
     std::vector<float> x(rows * ld), want(rows * ld, 7.0f), got(rows * ld, 7.0f), sums(rows);
