@@ -5,7 +5,7 @@ folder, and helpers to run sexpgpu and read what it wrote.
 
 Each suite defines `case_<name>` functions and ends with `main(globals())`.
 """
-import json, os, re, select, subprocess, sys, tempfile
+import json, os, random, re, select, socket, subprocess, sys, tempfile
 
 SEXPGPU, REPO, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -13,6 +13,25 @@ TMP = tempfile.mkdtemp(prefix="sexpgpu-e2e-")
 # A cache folder beside the binary, shared by the cases that are not about caches
 # (env={"XDG_CACHE_HOME": SHARED_CACHE}): NVRTC compiles each kernel once for the suite, not once a case.
 SHARED_CACHE = os.path.join(os.path.dirname(os.path.abspath(SEXPGPU)), "e2e-shared-cache")
+
+
+def free_port():
+    """A port free now, below the kernel's ephemeral range: one from bind(0) was free only until it was closed, and
+    any socket of a test running beside this one (a connect, another bind(0)) could take it before this test listens
+    there, or, for a port where nothing should listen, while it expects it unreachable."""
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    rng = random.Random()
+    for _ in range(200 if low > 2048 else 0):
+        port = rng.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def clean_env(extra=None):

@@ -1,28 +1,10 @@
 """Several nodes on loopback (docs/nodes.md): real `sexpgpu run` processes meeting at a rendezvous, their numbers
 against one process's, signals, and nodes that die, hang, never come or lose their network."""
-import os, random, re, shutil, signal, socket, subprocess, time
+import os, re, shutil, signal, subprocess, time
 from harness import *
 
 SX = "tests/e2e/nodes.sx"
 FILES = ("model.safetensors", "optimizer.safetensors")
-
-
-def free_port():
-    """A port free now, below the kernel's ephemeral range: one from bind(0) was free only until it was closed, and
-    any socket of a test running beside this one (a connect, another bind(0)) could take it before node 0 listens."""
-    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-    rng = random.Random()
-    for _ in range(200):
-        port = rng.randrange(max(1024, low - 12000), low)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-                return port
-            except OSError:
-                continue
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def node_env(rank, nodes, port, extra=None, host="127.0.0.1"):

@@ -4,7 +4,6 @@ import glob
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -36,14 +35,6 @@ class Service:
     def close(self):
         self.proc.stdin.close()
         self.proc.wait(timeout=30)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def env_for(url, state, folder="f-1", key=KEY):
