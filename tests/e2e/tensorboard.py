@@ -58,9 +58,12 @@ def decode(body):
     return {"step": int(step.group(1)) if step else 0, "file_version": "file_version" in text, "values": values}
 
 
+def event_files(d):
+    return sorted(glob.glob(os.path.join(d, "events.out.tfevents.*")))
+
+
 def events(d):
-    files = sorted(glob.glob(os.path.join(d, "events.out.tfevents.*")))
-    return [[decode(b) for b in records(f)] for f in files]
+    return [[decode(b) for b in records(f)] for f in event_files(d)]
 
 
 def f32(x):
@@ -107,12 +110,16 @@ def case_resumed_run_goes_back():
     tb = os.path.join(TMP, "tb")
     ck = os.path.join(TMP, "ck")
     run("run", SX, "--steps", "8", "--checkpoint-dir", ck, "--metrics", "tensorboard:" + tb)
+    (first_file,) = event_files(tb)
     run("run", SX, "--resume", os.path.join(ck, "sweep", "step-4"), "--checkpoint-dir", ck,
         "--metrics", "tensorboard:" + tb)
-    files = events(tb)
+    files = event_files(tb)
     expect(len(files) == 2, f"a second event file for the resumed run, found {len(files)}")
-    first = [e["step"] for e in files[0][1:]]
-    second = [e["step"] for e in files[1][1:]]
+    # Each file by the run that wrote it, not by name: two runs in one second are named in the order of their pids,
+    # as decimal text (a pid of 10000 after one of 9999 sorts first).
+    (second_file,) = set(files) - {first_file}
+    first = [decode(b)["step"] for b in records(first_file)[1:]]
+    second = [decode(b)["step"] for b in records(second_file)[1:]]
     expect(max(first) == 8 and min(second) == 5, f"steps: first file {first}, second {second}")
 
 
