@@ -26,11 +26,11 @@ constexpr int64_t kGemmNrMax = 32;  // columns per register tile, the most of an
 int64_t round_up(int64_t n, int64_t q) { return (n + q - 1) / q * q; }
 
 // Row r, step p of a packed micro-panel of op(A) (gemm_driver.inc's pack_a):
-// rows kGemmKcMax apart (a constant stride, so the kernel's broadcasts are
+// rows kGemmARow apart (a constant stride, so the kernel's broadcasts are
 // base + offset), or MR values per p.
 template <bool kRowsA, int MR>
 inline float a_at(const float* a, int r, int64_t p) {
-  return kRowsA ? a[r * kGemmKcMax + p] : a[p * MR + r];
+  return kRowsA ? a[r * kGemmARow + p] : a[p * MR + r];
 }
 
 // The same for a micro-panel of bf16 pairs (the vdpbf16ps kernel's): pair q
@@ -40,7 +40,7 @@ using Word = uint32_t __attribute__((may_alias));
 template <bool kRowsA, int MR>
 inline uint32_t a_pair(const float* a, int r, int64_t q) {
   const Word* w = reinterpret_cast<const Word*>(a);
-  return kRowsA ? w[r * kGemmKcMax + q] : w[q * MR + r];
+  return kRowsA ? w[r * kGemmARow + q] : w[q * MR + r];
 }
 // The bf16 in the upper half of a float's bits (a packed operand's: the
 // lower half zero), a NaN kept a NaN (quiet): the upper half alone of one
@@ -352,7 +352,7 @@ const CacheSizes& gemm_caches() {
 
 int64_t gemm_thread_floats(int64_t n) {
   // op(A)'s block; op(B)'s panels of one k block (the product on one thread).
-  return kGemmMcMax * kGemmKcMax + kGemmKcMax * round_up(std::max<int64_t>(n, 1), kGemmNrMax);
+  return kGemmMcMax * kGemmARow + kGemmKcMax * round_up(std::max<int64_t>(n, 1), kGemmNrMax);
 }
 
 int64_t gemm_shared_floats(int64_t, int64_t k, int64_t n) {

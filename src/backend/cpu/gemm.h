@@ -134,6 +134,12 @@ struct GemmBlocking {
 };
 // The most any blocking uses (the scratch sizes are bounded by them).
 constexpr int64_t kGemmKcMax = 384, kGemmMcMax = 504;
+// The stride of packed op(A)'s rows: a cache line more than the longest k
+// block, so that micro-panels (MR rows apart) fall in different sets of L1.
+// At kGemmKcMax, 6 or 14 rows apart, all fell in 4 of L1's 64 sets, and the
+// packing of a transposed op(A), which writes a piece of every micro-panel
+// for each row of A it reads, missed L1 at every write.
+constexpr int64_t kGemmARow = kGemmKcMax + 16;
 // For a register tile of mr x nr floats and these caches: op(B)'s kc x nr
 // micro-panel in L1, op(A)'s mc x kc block in half of L2 (whole_rows x kc
 // in three quarters of it), a column group's k x nc slab of op(B) in a
