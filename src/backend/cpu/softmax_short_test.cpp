@@ -105,9 +105,12 @@ TEST(SoftmaxShort, RowsAStepAtATimeSameBitsAsTheLoop) {
     softmax_rows_f(
         in_place ? got.data() : x.data(), got.data(), ld, rows, [&len](int64_t i) { return len[i]; }, sums.data());
     for (int64_t i = 0; i < rows; ++i) {
-      if (len[i] == 0) EXPECT_TRUE(same_bits(sums[i], 0.0f)) << "row " << i;
-      if (!in_place)  // past its length a row is left as it was
+      if (len[i] == 0) {
+        EXPECT_TRUE(same_bits(sums[i], 0.0f)) << "row " << i;
+      }
+      if (!in_place) {  // past its length a row is left as it was
         for (int64_t j = len[i]; j < ld; ++j) ASSERT_EQ(got[i * ld + j], 7.0f) << "row " << i << " j " << j;
+      }
       std::vector<float> y(len[i]);
       float sum = softmax_row_f(x.data() + i * ld, y.data(), len[i]);
       EXPECT_TRUE(same_bits(sum, sums[i]) || (std::isnan(sum) && std::isnan(sums[i]))) << "row " << i;
