@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Two builds of sexpgpu side by side on bench/run.sh's gpt configs: is a
-# change free? Alternates A and B ROUNDS times per config (default 5), keeps
-# each side's best median step_s, and prints A/B per config and the peak RSS
-# of a 3-step medium run of each (/usr/bin/time -v).
+# change free? Alternates A and B ROUNDS times per config (default 5; the
+# order swapped every round), keeps each side's best median step_s, and
+# prints A/B per config and the peak RSS of a 3-step medium run of each
+# (/usr/bin/time -v).
 #
 #   bench/ab.sh A-BINARY B-BINARY        (ROUNDS=, QUICK=1, CONFIGS="small medium", BF16=1)
 # BF16=1 trains the configs with :precision bf16 (their names get -bf16).
@@ -24,9 +25,12 @@ for c in "${configs[@]}"; do
   [[ " $want " == *" $1 "* ]] || continue
   [ "${BF16:-0}" = 1 ] && set -- "$1-bf16" "${@:2}"
   a="" b=""
+  # A then B, then B then A: the side that ran second in a round had come
+  # out 2-5% slower when both sides were the same binary (A/A, this VM).
   for ((r = 1; r <= rounds; r++)); do
-    sexpgpu=$a_bin; a=$(best $a "$(sx_run "$@")")
-    sexpgpu=$b_bin; b=$(best $b "$(sx_run "$@")")
+    for side in $([ $((r % 2)) = 1 ] && echo "A B" || echo "B A"); do
+      if [ $side = A ]; then sexpgpu=$a_bin; a=$(best $a "$(sx_run "$@")"); else sexpgpu=$b_bin; b=$(best $b "$(sx_run "$@")"); fi
+    done
   done
   echo "| $1 | $a | $b | $(/usr/bin/python3 -c "print(f'{$a/$b:.3f}')") |"
 done
