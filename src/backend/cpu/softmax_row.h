@@ -10,6 +10,7 @@
 // max and 0 for the sum, which change neither. So the same bits.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "backend/cpu/lanes.h"
@@ -26,12 +27,25 @@ namespace sx::cpu {
 // reads m only through x - m, exp_f and m + log(sum >= 1), which a zero's
 // sign does not change (x - m is +-0 only for x = +-0, and exp_f(+-0) = 1),
 // not for one that returns m.
+//
+// The main loop is written on two vectors of kLanes / 2 (g++'s vector
+// extension, lowered to each instruction set's registers): as a loop over
+// an array of kLanes, g++ kept the lanes in scalars and ran 16 scalar
+// compares a block, an eighth of attention's backward by head.
 [[gnu::always_inline]] inline float max_lanes(const float* x, int64_t n) {
-  float w[kLanes];
-  for (int l = 0; l < kLanes; ++l) w[l] = -std::numeric_limits<float>::infinity();
+  typedef float Half __attribute__((vector_size(4 * kLanes / 2)));
+  Half w0 = Half{} - std::numeric_limits<float>::infinity(), w1 = w0;
   int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) w[l] = x[j + l] > w[l] ? x[j + l] : w[l];
+  for (; j + kLanes <= n; j += kLanes) {
+    Half v0, v1;
+    std::memcpy(&v0, x + j, sizeof v0);
+    std::memcpy(&v1, x + j + kLanes / 2, sizeof v1);
+    w0 = v0 > w0 ? v0 : w0;
+    w1 = v1 > w1 ? v1 : w1;
+  }
+  float w[kLanes];
+  std::memcpy(w, &w0, sizeof w0);
+  std::memcpy(w + kLanes / 2, &w1, sizeof w1);
   for (int l = 0; j + l < n; ++l) w[l] = x[j + l] > w[l] ? x[j + l] : w[l];
 #pragma GCC unroll 4
   for (int h = kLanes / 2; h > 0; h /= 2)
