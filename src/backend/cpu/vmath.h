@@ -4,12 +4,16 @@
 // degree-5 polynomial, within 2 ulp of expf on its range; exactly 0 below
 // -87.3 (so masked scores of -inf give exact zeros) and +inf above 88.0 (so
 // that 2^n stays a normal float; callers exponentiate max-shifted values).
-// Rounding uses the 1.5 * 2^23 trick, not floorf, so plain SSE2 vectorises it.
-// The clamp is written as max and min (maxps / minps compute exactly these
-// selects, a NaN giving lo) and the ends as one mask and one select: g++
-// had turned the nested selects into 13 compares, masks and blends a
-// vector, a fifth of gelu_f's instructions. The same values for every
-// input (all 2^32 compared), save that a signalling NaN comes back quiet.
+// Rounding uses the 1.5 * 2^23 trick, not floorf, so plain SSE2 vectorises
+// it, and 2^n is made from the rounded sum's bits (its low bits hold n:
+// unsigned arithmetic, so no conversion of an out-of-range float to int,
+// which C++ leaves undefined). So no clamp: outside [lo, hi] the polynomial
+// runs on anything and the two selects at the end replace what it gives.
+// (A clamp, written as selects or as max and min, came out as some 13
+// compares, masks and blends a vector, g++ folding the clamped values'
+// exponentials into constants to blend in: a quarter of gelu_f.) The same
+// values as the clamped form for every input (all 2^32 compared, built for
+// AVX2 and for baseline x86-64), save that a signalling NaN comes back quiet.
 #include <cstdint>
 #include <cstring>
 
@@ -17,10 +21,9 @@ namespace sx::cpu {
 
 inline float exp_f(float x) {
   const float hi = 88.0f, lo = -87.3365447505531f;
-  float xc = x > lo ? x : lo;
-  xc = xc < hi ? xc : hi;
-  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = xc - n * 0.693359375f;
+  float t = x * 1.44269504088896341f + 12582912.0f;
+  float n = t - 12582912.0f;
+  float r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -29,12 +32,16 @@ inline float exp_f(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  uint32_t t_bits;
+  std::memcpy(&t_bits, &t, 4);
+  // t = 1.5 * 2^23 + n in [2^23, 2^24), where a float's unit is 1: its bits
+  // are 0x4b400000 + n, and 2^n's are (n + 127) << 23.
+  uint32_t bits = (t_bits + (127u - 0x4b400000u)) << 23;
   float scale;
   std::memcpy(&scale, &bits, 4);
   float y = p * scale;
   y = x < lo ? 0.0f : y;
-  return x <= hi ? y : x + __builtin_inff();  // above hi: inf; a NaN: itself
+  return x <= hi ? y : x + __builtin_inff();  // above hi: inf; a NaN: itself, quiet
 }
 
 constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2 / pi)

@@ -1,6 +1,6 @@
 // vmath.h's exp_f, gelu_f and gelu_grad_f: their ends (0, inf, NaN), their
 // error against double precision, and exp_f bit for bit against the form
-// the kernels ran before its selects were rewritten as max, min and masks
+// the kernels ran before its clamp was dropped and its selects rewritten
 // (a sweep of bit patterns; all 2^32 were compared once, by hand).
 #include "backend/cpu/vmath.h"
 
