@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -14,16 +15,8 @@
 namespace sx::cpu {
 namespace {
 
-float from_bits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-uint32_t bits_of(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
+float from_bits(uint32_t b) { return std::bit_cast<float>(b); }
+uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
 
 // exp_f as it was written before: nested selects for the clamp and the ends.
 float exp_nested_selects(float x) {
