@@ -47,19 +47,18 @@ inline float exp_f(float x) {
 constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2 / pi)
 constexpr float kGeluA = 0.044715f;
 
+// -2u for gelu's u = kGeluC (x + kGeluA x^3), as (-2 kGeluC) (...) in one
+// product: doubling is exact, so the two round alike but where u is
+// subnormal, and there exp_f gives 1 either way.
+inline float gelu_minus_2u(float x) { return (-2.0f * kGeluC) * (x + kGeluA * x * x * x); }
+
 // 0.5 x (1 + tanh(u)) written as x * sigmoid(2u): the same function, with no
 // cancellation and no tanh call.
-// -2u is (-2 kGeluC) (...) in one product: doubling is exact, so the two
-// round alike but where u is subnormal, and there exp_f gives 1 either way.
-inline float gelu_f(float x) {
-  float minus_2u = (-2.0f * kGeluC) * (x + kGeluA * x * x * x);
-  return x / (1.0f + exp_f(minus_2u));
-}
+inline float gelu_f(float x) { return x / (1.0f + exp_f(gelu_minus_2u(x))); }
 
 // d gelu / dx with s = sigmoid(2u): 1 + tanh u = 2s and 1 - tanh^2 u = 4s(1 - s).
 inline float gelu_grad_f(float x) {
-  float minus_2u = (-2.0f * kGeluC) * (x + kGeluA * x * x * x);
-  float s = 1.0f / (1.0f + exp_f(minus_2u));
+  float s = 1.0f / (1.0f + exp_f(gelu_minus_2u(x)));
   return s + 2.0f * x * s * (1.0f - s) * kGeluC * (1.0f + 3.0f * kGeluA * x * x);
 }
 
