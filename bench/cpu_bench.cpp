@@ -200,23 +200,25 @@ void BM_Attention(benchmark::State& state) {
 }
 BENCHMARK(BM_Attention)->ArgName("backward")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The permute that moves attention's heads ([b, t, h, d] -> [b, h, t, d],
-// the medium config's shape: rows of d = 32 floats), as the executor runs it.
+// The permute that moves attention's heads ([b, t, h, d] -> [b, h, t, d]),
+// as the executor runs it, of the medium config's shape (size 2: rows of
+// d = 32 floats) or the tiny one's (size 0: [8, 16, 4, 8], rows of 8).
 void BM_Permute(benchmark::State& state) {
   Graph g;
   g.builtin_taps = false;
-  NodeId x = ops::param(g, "x", {16, 128, 8, 32}, {});
+  ops::Dims shape = state.range(0) == 0 ? ops::Dims{8, 16, 4, 8} : ops::Dims{16, 128, 8, 32};
+  NodeId x = ops::param(g, "x", shape, {});
   NodeId y = ops::permute(g, x, {0, 2, 1, 3});
   plan::Plan p = plan::make_plan(g, {y});
   cpu::CpuExecutor ex(g, p, threads());
-  std::vector<float> values(16 * 128 * 8 * 32, 1.0f);
+  std::vector<float> values(static_cast<size_t>(shape[0] * shape[1] * shape[2] * shape[3]), 1.0f);
   ex.bind_param("x", values.data());
   for (auto _ : state) ex.run();
   state.counters["GB/s"] = benchmark::Counter(2.0 * 4 * values.size() * state.iterations() / 1e9,
                                               benchmark::Counter::kIsRate);  // read and written
   state.SetLabel(std::to_string(ex.threads()) + " threads");
 }
-BENCHMARK(BM_Permute)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Permute)->ArgName("size")->Arg(0)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // One bf16 product (`:precision bf16`'s) of n x n x n on one thread, on the
 // f32 units (units 0: two fused multiply-adds a pair) or the bf16 units

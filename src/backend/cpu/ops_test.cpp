@@ -191,6 +191,25 @@ OpCase shape_ops_are_exact_case(Case& c) {
 }
 TEST(CpuOps, ShapeOpsAreExact) { check(shape_ops_are_exact_case); }
 
+// Copies of rows of 8, 16 and 32 floats (k_shape's copy runs them as
+// fixed-size moves, a run of rows at a time): attention's heads moved
+// ([b, t, h, d] -> [b, h, t, d]) and back, with enough rows that 2 and 3
+// threads cut runs in the middle, a concat of such rows, a permute whose
+// inner rows are strided, and the tiny gpt's shape.
+OpCase short_row_copies_case(Case& c) {
+  std::vector<NodeId> outs;
+  for (Shape s : {Shape{6, 50, 8, 8}, Shape{4, 70, 6, 16}, Shape{3, 130, 4, 32}, Shape{8, 16, 4, 8}}) {
+    NodeId x = c.in(s);
+    NodeId heads = permute(c.g, x, {0, 2, 1, 3});
+    outs.push_back(heads);
+    outs.push_back(permute(c.g, neg(c.g, heads), {0, 2, 1, 3}));
+    outs.push_back(concat(c.g, {x, neg(c.g, x)}, 3));
+    outs.push_back(permute(c.g, x, {0, 1, 3, 2}));
+  }
+  return {outs, 0, true};
+}
+TEST(CpuOps, ShortRowCopiesAreExact) { check(short_row_copies_case); }
+
 OpCase sums_that_undo_broadcasting_case(Case& c) {
   NodeId x = c.in({3, 5, 7}), g = c.in({2, 5, 7}), ids = c.ids({2}, 4), tab = c.ids({2, 7}, 9);
   NodeId big = c.in({600, 70});

@@ -56,6 +56,17 @@ struct Strided {
       it.row(r, off);
       for (int d = it.rank - 2; d >= 0; --d) idx[d] = r % it.dims[d], r /= it.dims[d];
     }
+    // The rows from this one to the end of its run along the last outer
+    // dimension (whose offsets step by st[k][rank - 2] from row to row).
+    int64_t run() const { return it.rank < 2 ? 1 : it.dims[it.rank - 2] - idx[it.rank - 2]; }
+    // Past n <= run() rows.
+    void skip(int64_t n) {
+      if (it.rank >= 2 && n > 1) {
+        for (int k = 0; k < it.ops; ++k) off[k] += (n - 1) * it.st[k][it.rank - 2];
+        idx[it.rank - 2] += n - 1;
+      }
+      next();
+    }
     void next() {
       for (int d = it.rank - 2; d >= 0; --d) {
         for (int k = 0; k < it.ops; ++k) off[k] += it.st[k][d];
