@@ -161,12 +161,14 @@ void BM_MatmulExecutor(benchmark::State& state) {
 }
 BENCHMARK(BM_MatmulExecutor)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// One causal attention of the medium config's shape (batch 16, 8 heads, 128
-// positions, head size 32), forward only (backward: 0) or with autodiff's
-// backward (1: the gradients of q, k, v for a random dO), effective GFLOP/s
-// counting the causal half of each product.
+// One causal attention of the medium config's shape (size 2: batch 16, 8
+// heads, 128 positions, head size 32) or the tiny one's (size 0: 8, 4, 16,
+// 8), forward only (backward: 0) or with autodiff's backward (1: the
+// gradients of q, k, v for a random dO), effective GFLOP/s counting the
+// causal half of each product.
 void BM_Attention(benchmark::State& state) {
-  const int64_t b = 16, h = 8, t = 128, d = 32;
+  const bool tiny = state.range(1) == 0;
+  const int64_t b = tiny ? 8 : 16, h = tiny ? 4 : 8, t = tiny ? 16 : 128, d = tiny ? 8 : 32;
   Graph g;
   g.builtin_taps = false;
   std::vector<NodeId> qkv;
@@ -198,7 +200,11 @@ void BM_Attention(benchmark::State& state) {
   state.counters["regions"] = ex.fused(cpu::CpuExecutor::Fuse::AttentionGrad);
   state.SetLabel(std::to_string(ex.threads()) + " threads");
 }
-BENCHMARK(BM_Attention)->ArgName("backward")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Attention)
+    ->ArgNames({"backward", "size"})
+    ->ArgsProduct({{0, 1}, {2, 0}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // The permute that moves attention's heads ([b, t, h, d] -> [b, h, t, d]),
 // as the executor runs it, of the medium config's shape (size 2: rows of
