@@ -210,6 +210,24 @@ OpCase short_row_copies_case(Case& c) {
 }
 TEST(CpuOps, ShortRowCopiesAreExact) { check(short_row_copies_case); }
 
+// A where and the softmax of it (the executor fuses them: k_fused's
+// run_where_softmax walks the where's rows with a cursor): attention's
+// causal mask broadcast over batch and heads, rows of 16 and of 40 keys,
+// enough rows that 2 and 3 threads cut the where's rows mid-way, and a
+// condition of the scores' own shape, whose where is one long row.
+OpCase where_softmax_case(Case& c) {
+  std::vector<NodeId> outs;
+  for (int64_t t : {16, 40}) {
+    NodeId scores = c.in({3, 5, t, t});
+    NodeId causal = le(c.g, reshape(c.g, arange(c.g, t), {1, t}), reshape(c.g, arange(c.g, t), {t, 1}));
+    NodeId fill = full(c.g, {}, -std::numeric_limits<double>::infinity());
+    outs.push_back(softmax(c.g, where(c.g, causal, scores, fill)));
+    outs.push_back(softmax(c.g, where(c.g, gt(c.g, scores, c.in({3, 5, t, t})), scores, fill)));
+  }
+  return {outs};
+}
+TEST(CpuOps, WhereThenSoftmax) { check(where_softmax_case); }
+
 OpCase sums_that_undo_broadcasting_case(Case& c) {
   NodeId x = c.in({3, 5, 7}), g = c.in({2, 5, 7}), ids = c.ids({2}, 4), tab = c.ids({2, 7}, 9);
   NodeId big = c.in({600, 70});
