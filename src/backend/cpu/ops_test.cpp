@@ -228,6 +228,26 @@ OpCase where_softmax_case(Case& c) {
 }
 TEST(CpuOps, WhereThenSoftmax) { check(where_softmax_case); }
 
+// Two float steps the executor runs as one pass (run_binary_binary, whose
+// tasks walk both steps' rows with cursors), the second's output times a
+// scalar too (the softmax backward's (dP - r) * P * scale): a per-row
+// operand broadcast over rows of 16, so the two steps' inner lengths
+// differ; enough rows for 2 and 3 threads to split; rows of 5000, longer
+// than a segment; and a column operand broadcast over the rows.
+OpCase binary_pairs_case(Case& c) {
+  std::vector<NodeId> outs;
+  for (Shape s : {Shape{3, 5, 40, 16}, Shape{2, 3, 5000}}) {
+    Shape row = s, col = s;
+    row[s.rank - 1] = 1;
+    col[0] = 1;
+    NodeId dp = c.in(s), p = c.in(s), r = c.in(row), w = c.in(col);
+    outs.push_back(mul(c.g, mul(c.g, sub(c.g, dp, r), p), scalar(c.g, 0.125)));
+    outs.push_back(add(c.g, w, mul(c.g, dp, r)));
+  }
+  return {outs, 0, true};
+}
+TEST(CpuOps, BinaryPairsAreExact) { check(binary_pairs_case); }
+
 OpCase sums_that_undo_broadcasting_case(Case& c) {
   NodeId x = c.in({3, 5, 7}), g = c.in({2, 5, 7}), ids = c.ids({2}, 4), tab = c.ids({2, 7}, 9);
   NodeId big = c.in({600, 70});
