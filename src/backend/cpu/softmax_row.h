@@ -74,6 +74,21 @@ namespace sx::cpu {
   return c[1] > c[0] ? c[1] : c[0];
 }
 
+// The softmax of kLanes lanes v in place, those from n on -inf (their
+// exponentials +0, and left out of the sum: sum_lanes's first block).
+// Returns the sum the exponentials were divided by.
+[[gnu::always_inline]] inline float softmax_in_lanes(float* v, int64_t n) {
+  float m = max_lanes(v, kLanes);
+  float acc[kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    v[l] = exp_f(v[l] - m);
+    acc[l] = l < n ? 0.0f + v[l] : 0.0f;  // +0 plus each term
+  }
+  float sum = combine(acc);
+  for (int l = 0; l < kLanes; ++l) v[l] = v[l] / sum;
+  return sum;
+}
+
 // softmax_short of a row of kN floats, kN a constant: the lanes loaded and
 // stored whole, where for n not known g++ ran a compare and a scalar move
 // per lane, and a scalar division (the tiny gpt's attention rows, padded
@@ -83,14 +98,7 @@ template <int kN>
   static_assert(kN <= kLanes);
   float v[kLanes];
   for (int l = 0; l < kLanes; ++l) v[l] = l < kN ? x[l] : -std::numeric_limits<float>::infinity();
-  float m = max_lanes(v, kLanes);
-  float acc[kLanes];
-  for (int l = 0; l < kLanes; ++l) {
-    v[l] = exp_f(v[l] - m);
-    acc[l] = l < kN ? 0.0f + v[l] : 0.0f;  // +0 plus each term: sum_lanes's first block
-  }
-  float sum = combine(acc);
-  for (int l = 0; l < kLanes; ++l) v[l] = v[l] / sum;
+  float sum = softmax_in_lanes(v, kN);
   std::memcpy(y, v, kN * 4);
   return sum;
 }
@@ -108,14 +116,7 @@ template <int kN>
   std::memcpy(v, &masked, sizeof masked);
   std::memcpy(v + kLanes / 2, &masked, sizeof masked);
   std::memcpy(v, x, n * 4);
-  float m = max_lanes(v, kLanes);
-  float acc[kLanes];
-  for (int l = 0; l < kLanes; ++l) {
-    v[l] = exp_f(v[l] - m);
-    acc[l] = l < n ? 0.0f + v[l] : 0.0f;  // +0 plus each term: sum_lanes's first block
-  }
-  float sum = combine(acc);
-  for (int l = 0; l < kLanes; ++l) v[l] = v[l] / sum;
+  float sum = softmax_in_lanes(v, n);
   std::memcpy(y, v, n * 4);
   return sum;
 }
