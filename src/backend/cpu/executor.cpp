@@ -54,7 +54,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
   }
   scratch = std::max(scratch, fuse_pairs());
   scratch = std::max(scratch, fuse_attention_grads());
-  scratch = std::max(scratch, fuse_norm_grads());
+  fuse_norm_grads();
   fuse_into_products();
   fuse_column_sums();
   if (staging_floats_ > 0) staging_.reset(new float[staging_floats_]);

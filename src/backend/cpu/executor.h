@@ -145,7 +145,7 @@ class CpuExecutor {
   };
   Schedule schedule_index() const;
   int64_t fuse_attention_grads();
-  int64_t fuse_norm_grads();
+  void fuse_norm_grads();
   void fuse_into_products();
   void fuse_column_sums();
   // The steps fused into product s's tiles or packing (fuse_into_products),

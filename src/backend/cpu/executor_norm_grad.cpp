@@ -16,7 +16,7 @@ namespace sx::cpu {
 // sit between them when only they read it: it is not made), so that every
 // other input is made before the first; a fused pair among them is whole.
 // Their intermediates must be read only by members and not be outputs.
-int64_t CpuExecutor::fuse_norm_grads() {
+void CpuExecutor::fuse_norm_grads() {
   const size_t none = steps_.size();
   const auto [step_of, users, output] = schedule_index();
   auto is = [&](NodeId id, Op op, std::initializer_list<NodeId> ins) {
@@ -33,8 +33,6 @@ int64_t CpuExecutor::fuse_norm_grads() {
     std::sort(got.begin(), got.end());
     return got == want;
   };
-  int64_t scratch = 0;
-
   for (size_t ir = 0; ir < steps_.size(); ++ir) {
     NodeId r = steps_[ir].id;
     const Node& rn = g_.node(r);
@@ -164,10 +162,8 @@ int64_t CpuExecutor::fuse_norm_grads() {
     norm_grads_.push_back({x, gy, gain, sum != kNoNode ? sum : dx, gg, other,
                            sum != kNoNode && g_.node(sum).inputs[0] == other, centre,
                            static_cast<float>(en.attrs.value), rows, d});
-    scratch = std::max(scratch, 3 * d);
     ++fusions_[static_cast<int>(Fuse::LayerNormGrad)];
   }
-  return scratch;
 }
 
 void CpuExecutor::run_norm_grad_region(const NormGradRegion& r) {
@@ -178,7 +174,7 @@ void CpuExecutor::run_norm_grad_region(const NormGradRegion& r) {
   a.rows = r.rows, a.d = r.d, a.eps = r.eps;
   a.other = r.other == kNoNode ? nullptr : static_cast<const float*>(ptr_[r.other]), a.other_first = r.other_first;
   a.centre = r.centre;
-  run_layer_norm_grad(a, pool_, scratch_ptrs_.data());
+  run_layer_norm_grad(a, pool_);
 }
 
 }  // namespace sx::cpu

@@ -15,8 +15,8 @@
 
 namespace sx::cpu {
 
-void run_layer_norm_grad(const NormGradRows& a, ThreadPool& pool, float* const* scratch) {
-  SX_DISPATCH(run_layer_norm_grad, a, pool, scratch);
+void run_layer_norm_grad(const NormGradRows& a, ThreadPool& pool) {
+  SX_DISPATCH(run_layer_norm_grad, a, pool);
 }
 
 }  // namespace sx::cpu

@@ -129,7 +129,7 @@ struct NormGradRows {
   bool other_first = false;
   bool centre = true;  // a layer-norm's; false: an rms-norm's (no mean taken out of x or of dxhat)
 };
-void run_layer_norm_grad(const NormGradRows& a, ThreadPool& pool, float* const* scratch);
+void run_layer_norm_grad(const NormGradRows& a, ThreadPool& pool);
 void run_shape(const Args& a);  // reshape copies, permute, slice, concat, gather, expand, sum-to, pad, scatter-add
 void run_fused(const Args& a);  // softmax, norms, embed, cross-entropy, accuracy, dropout, copies
 void run_leaf(const Args& a);   // full, arange
