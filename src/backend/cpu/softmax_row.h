@@ -110,11 +110,8 @@ template <int kN>
 [[gnu::always_inline]] inline float softmax_short(const float* x, float* y, int64_t n) {
   if (n == kLanes) return softmax_lanes<kLanes>(x, y);
   if (n == kLanes / 2) return softmax_lanes<kLanes / 2>(x, y);
-  typedef float Half __attribute__((vector_size(4 * kLanes / 2)));
-  const Half masked = Half{} - std::numeric_limits<float>::infinity();
   float v[kLanes];
-  std::memcpy(v, &masked, sizeof masked);
-  std::memcpy(v + kLanes / 2, &masked, sizeof masked);
+  std::fill(v, v + kLanes, -std::numeric_limits<float>::infinity());
   std::memcpy(v, x, n * 4);
   float sum = softmax_in_lanes(v, n);
   std::memcpy(y, v, n * 4);

@@ -35,6 +35,9 @@ struct Strided {
     return r;
   }
   int64_t step(int k) const { return st[k][rank - 1]; }
+  // Operand k's step from a row to the next along the last outer dimension
+  // (0 where there is none).
+  int64_t row_step(int k) const { return rank < 2 ? 0 : st[k][rank - 2]; }
   // Operand offsets of the first element of row r.
   void row(int64_t r, int64_t* off) const {
     for (int k = 0; k < ops; ++k) off[k] = base[k];
@@ -57,12 +60,12 @@ struct Strided {
       for (int d = it.rank - 2; d >= 0; --d) idx[d] = r % it.dims[d], r /= it.dims[d];
     }
     // The rows from this one to the end of its run along the last outer
-    // dimension (whose offsets step by st[k][rank - 2] from row to row).
+    // dimension (whose offsets step by row_step from row to row).
     int64_t run() const { return it.rank < 2 ? 1 : it.dims[it.rank - 2] - idx[it.rank - 2]; }
     // Past n <= run() rows.
     void skip(int64_t n) {
       if (it.rank >= 2 && n > 1) {
-        for (int k = 0; k < it.ops; ++k) off[k] += (n - 1) * it.st[k][it.rank - 2];
+        for (int k = 0; k < it.ops; ++k) off[k] += (n - 1) * it.row_step(k);
         idx[it.rank - 2] += n - 1;
       }
       next();
