@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace sx::cpu {
 namespace {
@@ -96,6 +97,53 @@ TEST(Vmath, GeluAndItsGradientAgainstDouble) {
   }
   EXPECT_EQ(gelu_f(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
   EXPECT_TRUE(std::isnan(gelu_f(std::numeric_limits<float>::quiet_NaN())));
+}
+
+// vmath.h's _k forms on GCC vectors, four side by side (what a product's
+// fused gelu and gelu' run: gemm_driver.inc's gelu_tile), give every lane
+// the float function's bits: a sweep of bit patterns and the ends, on
+// vectors of 8 lanes (AVX2's) and of 16 (AVX-512's; lowered here to what
+// the build targets).
+template <int W>
+struct Lanes {  // (a vector_size typedef inside a function template loses its attribute)
+  typedef float F __attribute__((vector_size(W * 4)));
+  typedef uint32_t U __attribute__((vector_size(W * 4)));
+};
+
+template <int W>
+void expect_lanes_give_the_float_bits() {
+  using F = typename Lanes<W>::F;
+  using U = typename Lanes<W>::U;
+  static_assert(sizeof(F) == W * sizeof(float));
+  constexpr int K = 4, N = K * W;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> xs = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 88.0f, 88.01f,
+                           -87.33f, -87.34f, 1e-40f, -1e-40f, 30.0f, -30.0f, 3.5f, -3.5f};
+  // Every 997th pattern (prime, so every exponent and sign meets many mantissas).
+  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 997) xs.push_back(from_bits(static_cast<uint32_t>(b)));
+  while (xs.size() % N) xs.push_back(1.0f);
+  auto same = [](float got, float want) { return want != want ? got != got : bits_of(got) == bits_of(want); };
+  int64_t checked = 0;
+  for (size_t at = 0; at < xs.size(); at += N) {
+    F x[K], e[K], g[K], d[K];
+    std::memcpy(x, xs.data() + at, sizeof x);
+    exp_k<K, F, U>(x, e);
+    gelu_k<K, F, U>(x, g);
+    gelu_grad_k<K, F, U>(x, d);
+    for (int l = 0; l < N; ++l) {
+      float v = xs[at + l];
+      ASSERT_TRUE(same(e[l / W][l % W], exp_f(v))) << "exp, x bits 0x" << std::hex << bits_of(v);
+      ASSERT_TRUE(same(g[l / W][l % W], gelu_f(v))) << "gelu, x bits 0x" << std::hex << bits_of(v);
+      ASSERT_TRUE(same(d[l / W][l % W], gelu_grad_f(v))) << "gelu', x bits 0x" << std::hex << bits_of(v);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 4'000'000);
+}
+
+TEST(Vmath, VectorFormsGiveTheFloatBits) {
+  expect_lanes_give_the_float_bits<8>();
+  expect_lanes_give_the_float_bits<16>();
 }
 
 }  // namespace
