@@ -116,6 +116,25 @@ void sgd_loop(float* __restrict p, const float* __restrict g, float* __restrict 
 }
 }  // namespace
 
+const std::vector<Optimizer::Slot>& Optimizer::slots_for(const ParamStore& params) {
+  bool same = slots_.size() == params.values.size();
+  auto slot = slots_.begin();
+  for (auto it = params.values.begin(); same && it != params.values.end(); ++it) same = (slot++)->path == it->first;
+  if (same) return slots_;
+  slots_.clear();
+  for (const auto& [path, pv] : params.values) {
+    Slot s{path, nullptr, nullptr, decays_[path]};
+    if (spec_.kind == "sgd") {
+      if (spec_.momentum != 0) s.m = &state_["sgd.momentum/" + path];
+    } else {
+      s.m = &state_[spec_.kind + ".m/" + path];
+      s.v = &state_[spec_.kind + ".v/" + path];
+    }
+    slots_.push_back(std::move(s));
+  }
+  return slots_;
+}
+
 // Each update below follows torch 1.13's single-tensor implementation step by
 // step, with scalars rounded to float32 where PyTorch's kernels round them.
 StepStats Optimizer::step(ParamStore& params, const std::map<std::string, const float*>& grads, int64_t k, double lr,
@@ -155,16 +174,19 @@ StepStats Optimizer::step(ParamStore& params, const std::map<std::string, const 
     float factor;
   };
   std::vector<Update> updates;
+  updates.reserve(params.values.size());
+  const std::vector<Slot>& slots = slots_for(params);
+  auto slot = slots.begin();
+  auto grad = grads.begin();
   for (auto& [path, pv] : params.values) {
-    Update u{&path, pv.data(), nullptr, nullptr, grads.at(path), pv.size(), 0.0f};
-    if (sgd) {
-      u.factor = decays_[path] ? static_cast<float>(spec_.weight_decay) : 0.0f;
-      if (spec_.momentum != 0) u.m = state_["sgd.momentum/" + path].data();
-    } else {
-      u.m = state_[spec_.kind + ".m/" + path].data();
-      u.v = state_[spec_.kind + ".v/" + path].data();
-      u.factor = static_cast<float>(1 - lr * (decays_[path] ? spec_.weight_decay : 0.0));
-    }
+    const Slot& s = *slot++;
+    // The gradients by the same paths in the same order: no search but where they are not.
+    const float* g = grad != grads.end() && grad->first == path ? (grad++)->second : grads.at(path);
+    Update u{&path, pv.data(), s.m ? s.m->data() : nullptr, s.v ? s.v->data() : nullptr, g, pv.size(), 0.0f};
+    if (sgd)
+      u.factor = s.decays ? static_cast<float>(spec_.weight_decay) : 0.0f;
+    else
+      u.factor = static_cast<float>(1 - lr * (s.decays ? spec_.weight_decay : 0.0));
     updates.push_back(u);
   }
   // Elements [b, e) of one parameter.

@@ -27,7 +27,11 @@ class Optimizer {
                  bool want_stats);
 
   // State for checkpoints: "adamw.m/<path>", "adamw.v/<path>", "sgd.momentum/<path>".
-  std::map<std::string, std::vector<float>>& state() { return state_; }
+  // (The map may be changed through it: the slots are looked up again.)
+  std::map<std::string, std::vector<float>>& state() {
+    slots_.clear();
+    return state_;
+  }
   const OptimizerSpec& spec() const { return spec_; }
   // How many threads an update may use (the cpu device's; default 1). Each
   // element's update reads and writes that element alone, so how the
@@ -39,6 +43,16 @@ class Optimizer {
   int threads_ = 1;
   std::map<std::string, bool> decays_;  // per path: whether weight decay applies
   std::map<std::string, std::vector<float>> state_;
+  // Per parameter, in path order, what step() reads of the maps above: the
+  // keys built and searched per parameter each step were 1.5% of the tiny
+  // gpt's step. Built on the first step and after state() (slots_for).
+  struct Slot {
+    std::string path;
+    std::vector<float>*m = nullptr, *v = nullptr;  // SGD's momentum (or none) in m
+    bool decays = false;
+  };
+  std::vector<Slot> slots_;
+  const std::vector<Slot>& slots_for(const ParamStore& params);
 };
 
 // The optimizer's own diagnostics, grad/norm and update/ratio, as the run's
