@@ -23,10 +23,12 @@ namespace sx::cpu {
 // side (the `_k` templates), of float (K = 1: the functions themselves,
 // which g++ vectorises in plain loops) or of a GCC vector of floats with U
 // its vector of uint32_t (K vectors, each step of the K chains one after
-// the other: the latency of one chain's 25 dependent steps is what held a
-// vectorised loop of gelu_f back, some 25 cycles a vector on a Zen 3; four
-// chains side by side ran 1.25x faster). Each lane takes the float
-// function's operations in its order, so its bits.
+// the other: in a product's tile, rows of two vectors, gelu_f's loop ran
+// one chain of some 25 dependent steps at a time, 25-30 cycles a vector on
+// a Zen 3; four side by side ran 1.15-1.25x faster. A long row's loop
+// overlaps its iterations itself: the softmax's exponentials gained
+// nothing). Each lane takes the float function's operations in its order,
+// so its bits.
 #define SX_EACH_K _Pragma("GCC unroll 8") for (int k = 0; k < K; ++k)
 
 template <int K, typename F, typename U>

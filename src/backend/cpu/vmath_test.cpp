@@ -117,8 +117,9 @@ void expect_lanes_give_the_float_bits() {
   static_assert(sizeof(F) == W * sizeof(float));
   constexpr int K = 4, N = K * W;
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> xs = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 88.0f, 88.01f,
-                           -87.33f, -87.34f, 1e-40f, -1e-40f, 30.0f, -30.0f, 3.5f, -3.5f};
+  std::vector<float> xs = {0.0f,    -0.0f,  inf,     -inf,    std::numeric_limits<float>::quiet_NaN(),
+                           88.0f,   88.01f, -87.33f, -87.34f, 1e-40f,
+                           -1e-40f, 30.0f,  -30.0f,  3.5f,    -3.5f};
   // Every 997th pattern (prime, so every exponent and sign meets many mantissas).
   for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 997) xs.push_back(from_bits(static_cast<uint32_t>(b)));
   while (xs.size() % N) xs.push_back(1.0f);
