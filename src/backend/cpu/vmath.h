@@ -31,6 +31,14 @@ namespace sx::cpu {
 // so its bits.
 #define SX_EACH_K _Pragma("GCC unroll 8") for (int k = 0; k < K; ++k)
 
+// GCC vectors of W floats (F) and of W uint32_t (U), for the _k forms (in a
+// class template: a vector_size typedef in a function template loses it).
+template <int W>
+struct Lanes {
+  typedef float F __attribute__((vector_size(W * 4)));
+  typedef uint32_t U __attribute__((vector_size(W * 4)));
+};
+
 template <int K, typename F, typename U>
 [[gnu::always_inline]] inline void exp_k(const F* x, F* y) {
   const float hi = 88.0f, lo = -87.3365447505531f;

@@ -105,12 +105,6 @@ TEST(Vmath, GeluAndItsGradientAgainstDouble) {
 // vectors of 8 lanes (AVX2's) and of 16 (AVX-512's; lowered here to what
 // the build targets).
 template <int W>
-struct Lanes {  // (a vector_size typedef inside a function template loses its attribute)
-  typedef float F __attribute__((vector_size(W * 4)));
-  typedef uint32_t U __attribute__((vector_size(W * 4)));
-};
-
-template <int W>
 void expect_lanes_give_the_float_bits() {
   using F = typename Lanes<W>::F;
   using U = typename Lanes<W>::U;
