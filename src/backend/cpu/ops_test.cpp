@@ -291,6 +291,18 @@ OpCase attention_case(Case& c) {
 }
 TEST(CpuOps, Attention) { check(attention_case); }
 
+// V's infinities where a causal row skips them (0 x inf is NaN, so that
+// row's product must run whole: the columns of rows 0-29 and row 64 turn
+// NaN) and where every row reads them (row 0: the skips stay, the same bits).
+OpCase attention_non_finite_values_case(Case& c) {
+  NodeId q = c.in({70, 16}), k = c.in({70, 16}), v = c.in({70, 12}), w = c.in({70, 12});
+  std::vector<float>& vs = c.feeds.inputs["in2"].f;
+  vs[30 * 12 + 1] = INFINITY, vs[65 * 12 + 5] = -INFINITY;
+  c.feeds.inputs["in3"].f[0 * 12 + 2] = INFINITY;
+  return {{attention(c.g, q, k, v, true), attention(c.g, q, k, w, true)}};
+}
+TEST(CpuOps, AttentionNonFiniteValues) { check(attention_non_finite_values_case); }
+
 OpCase dropout_matches_the_philox_stream_exactly_case(Case& c) {
   c.feeds.rng_offset = 0x1234567890ull;
   NodeId x = c.in({7, 33});
@@ -318,6 +330,7 @@ constexpr BuildCase kCases[] = {unary_float_case,
                                 non_contiguous_view_chains_case,
                                 fused_case,
                                 attention_case,
+                                attention_non_finite_values_case,
                                 dropout_matches_the_philox_stream_exactly_case,
                                 params_case};
 
