@@ -291,9 +291,10 @@ OpCase attention_case(Case& c) {
 }
 TEST(CpuOps, Attention) { check(attention_case); }
 
-// V's infinities where a causal row skips them (0 x inf is NaN, so that
-// row's product must run whole: the columns of rows 0-29 and row 64 turn
-// NaN) and where every row reads them (row 0: the skips stay, the same bits).
+// V's infinities at keys that causal rows do not see, in both query tiles
+// (0 x inf is NaN: column 1 of rows 0-29 and column 5 of rows 0-64 turn
+// NaN, so those tiles run over every key), and one at a key every row sees
+// (row 0 of w: the rows past it checked, the skips stay, the same bits).
 OpCase attention_non_finite_values_case(Case& c) {
   NodeId q = c.in({70, 16}), k = c.in({70, 16}), v = c.in({70, 12}), w = c.in({70, 12});
   std::vector<float>& vs = c.feeds.inputs["in2"].f;
