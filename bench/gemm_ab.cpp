@@ -1,0 +1,72 @@
+// bench/gemm_ab.sh's harness: the gemm of this build (namespace sx) and a
+// variant of it (the same sources but for the files a folder replaces,
+// built with its namespace renamed to sxB) alternating in one process on
+// one thread, so that the machine's drift between runs (a VM's neighbours,
+// its clock) falls on both alike. Prints, per shape, each side's best and
+// median GFLOP/s over the rounds, the variant's speed relative to the
+// build's, and whether the two gave the same bits (exit 1 where not).
+//
+//   sexpgpu-gemm-ab M N K TA [ROUNDS]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/gemm.h"
+
+namespace sxB::cpu {
+struct Gemm;  // the same layout as sx::cpu::Gemm: the same header, its namespace renamed
+void gemm(const Gemm& g, float* scratch);
+}  // namespace sxB::cpu
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: %s M N K TA [ROUNDS]\n", argv[0]);
+    return 2;
+  }
+  int64_t m = std::atol(argv[1]), n = std::atol(argv[2]), k = std::atol(argv[3]);
+  bool ta = std::atoi(argv[4]) != 0;
+  int rounds = argc > 5 ? std::max(1, std::atoi(argv[5])) : 20;
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 97) / 97.0f - 0.5f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 89) / 89.0f - 0.5f;
+  std::vector<float> scratch(static_cast<size_t>(sx::cpu::gemm_thread_floats(n)));
+  sx::cpu::Gemm g{.m = m,
+                  .n = n,
+                  .k = k,
+                  .a = a.data(),
+                  .lda = ta ? m : k,
+                  .ta = ta,
+                  .b = b.data(),
+                  .ldb = n,
+                  .c = c.data(),
+                  .ldc = n};
+  // The variant's C against the build's, bit for bit (a variant may change
+  // the speed, never a bit: gemm.h).
+  sx::cpu::gemm(g, scratch.data());
+  std::vector<float> want = c;
+  std::fill(c.begin(), c.end(), 0.0f);
+  sxB::cpu::gemm(*reinterpret_cast<const sxB::cpu::Gemm*>(&g), scratch.data());
+  bool same = std::memcmp(want.data(), c.data(), c.size() * sizeof(float)) == 0;
+  std::vector<double> t[2];
+  for (int r = 0; r < rounds; ++r)
+    for (int side = 0; side < 2; ++side) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (int q = 0; q < 3; ++q) {
+        if (side == 0)
+          sx::cpu::gemm(g, scratch.data());
+        else
+          sxB::cpu::gemm(*reinterpret_cast<const sxB::cpu::Gemm*>(&g), scratch.data());
+      }
+      t[side].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 3);
+    }
+  for (auto& s : t) std::sort(s.begin(), s.end());
+  double gf = 2.0 * static_cast<double>(m * n * k) / 1e9;
+  size_t mid = t[0].size() / 2;
+  std::printf("| %ldx%ldx%ld ta=%d | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %s |\n", static_cast<long>(m),
+              static_cast<long>(n), static_cast<long>(k), ta ? 1 : 0, gf / t[0][0], gf / t[0][mid], gf / t[1][0],
+              gf / t[1][mid], t[0][0] / t[1][0], t[0][mid] / t[1][mid], same ? "yes" : "NO");
+  return same ? 0 : 1;
+}
