@@ -1,12 +1,15 @@
 // bench/gemm_ab.sh's harness: the gemm of this build (namespace sx) and a
 // variant of it (the same sources but for the files a folder replaces,
-// built with its namespace renamed to sxB) alternating in one process on
-// one thread, so that the machine's drift between runs (a VM's neighbours,
-// its clock) falls on both alike. Prints, per shape, each side's best and
-// median GFLOP/s over the rounds, the variant's speed relative to the
-// build's, and whether the two gave the same bits (exit 1 where not).
+// built with its namespace renamed to sxB; gemm_ab_variant.cpp) alternating
+// in one process, so that the machine's drift between runs (a VM's
+// neighbours, its clock) falls on both alike: on one thread the one-thread
+// product (`gemm(g, scratch)`), on more each side's pool and the pooled
+// product that a step's large products take. Prints, per shape, each
+// side's best and median GFLOP/s over the rounds, the variant's speed
+// relative to the build's, and whether the two gave the same bits (exit 1
+// where not).
 //
-//   sexpgpu-gemm-ab M N K TA [ROUNDS]
+//   sexpgpu-gemm-ab M N K TA [ROUNDS] [THREADS]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,23 +19,31 @@
 
 #include "backend/cpu/gemm.h"
 
-namespace sxB::cpu {
-struct Gemm;  // the same layout as sx::cpu::Gemm: the same header, its namespace renamed
-void gemm(const Gemm& g, float* scratch);
-}  // namespace sxB::cpu
+extern "C" {
+void* sx_gemm_ab_variant_pool(int threads);
+void sx_gemm_ab_variant_free_pool(void* pool);
+void sx_gemm_ab_variant(const void* g, void* pool, float* shared, float* const* scratch);
+}
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s M N K TA [ROUNDS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s M N K TA [ROUNDS] [THREADS]\n", argv[0]);
     return 2;
   }
   int64_t m = std::atol(argv[1]), n = std::atol(argv[2]), k = std::atol(argv[3]);
   bool ta = std::atoi(argv[4]) != 0;
   int rounds = argc > 5 ? std::max(1, std::atoi(argv[5])) : 20;
+  int threads = argc > 6 ? std::max(1, std::atoi(argv[6])) : 1;
   std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n));
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 97) / 97.0f - 0.5f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 89) / 89.0f - 0.5f;
-  std::vector<float> scratch(static_cast<size_t>(sx::cpu::gemm_thread_floats(n)));
+  std::vector<std::vector<float>> scratches(static_cast<size_t>(threads),
+                                            std::vector<float>(static_cast<size_t>(sx::cpu::gemm_thread_floats(n))));
+  std::vector<float*> scratch;
+  for (auto& s : scratches) scratch.push_back(s.data());
+  std::vector<float> shared(static_cast<size_t>(sx::cpu::gemm_shared_floats(m, k, n)));
+  sx::cpu::ThreadPool pool(threads);
+  void* variant_pool = threads > 1 ? sx_gemm_ab_variant_pool(threads) : nullptr;
   sx::cpu::Gemm g{.m = m,
                   .n = n,
                   .k = k,
@@ -43,25 +54,26 @@ int main(int argc, char** argv) {
                   .ldb = n,
                   .c = c.data(),
                   .ldc = n};
+  auto run = [&](int side) {
+    if (side == 1) return sx_gemm_ab_variant(&g, variant_pool, shared.data(), scratch.data());
+    if (threads > 1) return sx::cpu::gemm(g, pool, shared.data(), scratch.data());
+    sx::cpu::gemm(g, scratch[0]);
+  };
   // The variant's C against the build's, bit for bit (a variant may change
   // the speed, never a bit: gemm.h).
-  sx::cpu::gemm(g, scratch.data());
+  run(0);
   std::vector<float> want = c;
   std::fill(c.begin(), c.end(), 0.0f);
-  sxB::cpu::gemm(*reinterpret_cast<const sxB::cpu::Gemm*>(&g), scratch.data());
+  run(1);
   bool same = std::memcmp(want.data(), c.data(), c.size() * sizeof(float)) == 0;
   std::vector<double> t[2];
   for (int r = 0; r < rounds; ++r)
     for (int side = 0; side < 2; ++side) {
       auto t0 = std::chrono::steady_clock::now();
-      for (int q = 0; q < 3; ++q) {
-        if (side == 0)
-          sx::cpu::gemm(g, scratch.data());
-        else
-          sxB::cpu::gemm(*reinterpret_cast<const sxB::cpu::Gemm*>(&g), scratch.data());
-      }
+      for (int q = 0; q < 3; ++q) run(side);
       t[side].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 3);
     }
+  if (variant_pool) sx_gemm_ab_variant_free_pool(variant_pool);
   for (auto& s : t) std::sort(s.begin(), s.end());
   double gf = 2.0 * static_cast<double>(m * n * k) / 1e9;
   size_t mid = t[0].size() / 2;
