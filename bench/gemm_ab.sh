@@ -29,6 +29,11 @@ if [ ! -f "$build/libsx_backend_cpu.a" ]; then
 fi
 cmake --build "$build" --target sx_backend_cpu sx_util >/dev/null
 flags=(-O3 -DNDEBUG -std=c++20)
+# A sanitized build's library calls the sanitizers' runtime: both sides and
+# the link take the same options (CI runs this on build-asan too).
+if grep -q '^SEXPGPU_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
+  flags+=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+fi
 pids=()
 for f in src/backend/cpu/{gemm,isa,cache_info,thread_pool,bf16_units,amx} bench/gemm_ab_variant; do
   g++ "${flags[@]}" -Dsx=sxB -I"$variant" -I"$root/src" -c "$root/$f.cpp" -o "$work/$(basename "$f").o" &
