@@ -287,9 +287,11 @@ TEST(GemmBlocking, SameBitsForEveryBlockingIsaAndThreadCount) {
     int64_t m, n, k;
   };
   // 130 x 400: few rows and enough panels for the threads to split op(B)'s
-  // columns (gemm_column_groups) with every instruction set's tile.
-  std::vector<Shape> shapes = {{7, 9, 5},      {97, 65, 385}, {520, 40, 129},
-                               {33, 200, 771}, {600, 40, 64}, {130, 400, 300}};
+  // columns (gemm_column_groups) with every instruction set's tile. n = 16
+  // and 32: one panel of NR columns, read where it lies (b_in_place), over
+  // several k blocks.
+  std::vector<Shape> shapes = {{7, 9, 5},     {97, 65, 385},   {520, 40, 129}, {33, 200, 771},
+                               {600, 40, 64}, {130, 400, 300}, {45, 32, 700},  {45, 16, 700}};
   for (const Shape& s : shapes)
     for (int t = 0; t < 4; ++t)
       for (bool bf : {false, true}) {
