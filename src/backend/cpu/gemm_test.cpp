@@ -305,11 +305,13 @@ TEST(Gemm, EveryElementIsTheFmaChainOnEveryIsaAndThreadCount) {
   };
   // Around the register tiles (4/6/14 rows x 16/16/32 columns), attention's
   // small per-head products, the row blocks (96/140) and the k block (256);
-  // big enough to run over the pool.
-  std::vector<Shape> shapes = {{1, 1, 1},     {3, 5, 7},      {13, 33, 17},    {14, 32, 256}, {15, 31, 257},
-                               {97, 65, 300}, {145, 47, 513}, {200, 130, 600}, {64, 1, 40},   {1, 70, 90},
-                               {29, 16, 33},  {30, 9, 8},     {16, 17, 300},   {13, 8, 1000}, {141, 15, 260},
-                               {16, 16, 8},   {16, 8, 16},    {9, 13, 256},    {2, 16, 5},    {16, 3, 257}};
+  // big enough to run over the pool. 30 x 140 x 1024 and 20 x 530 x 40: an
+  // f32 op(A) packed on AVX-512 (a_in_place: lda 4 KiB; more than 16 panels).
+  std::vector<Shape> shapes = {{1, 1, 1},       {3, 5, 7},      {13, 33, 17},    {14, 32, 256}, {15, 31, 257},
+                               {97, 65, 300},   {145, 47, 513}, {200, 130, 600}, {64, 1, 40},   {1, 70, 90},
+                               {29, 16, 33},    {30, 9, 8},     {16, 17, 300},   {13, 8, 1000}, {141, 15, 260},
+                               {16, 16, 8},     {16, 8, 16},    {9, 13, 256},    {2, 16, 5},    {16, 3, 257},
+                               {30, 140, 1024}, {20, 530, 40}};
   for (Isa i : supported()) {
     set_isa(i);
     for (const Shape& s : shapes)
