@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "autodiff/autodiff.h"
@@ -30,6 +31,17 @@ int threads() {
   int n = env ? std::atoi(env) : 0;
   return n > 0 ? n : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
+
+// SEXPGPU_BENCH_ISA=avx2 (or baseline) caps the kernels' instruction set
+// (isa.h's set_isa), so that an AVX-512 machine can profile the step that a
+// Zen 3 runs. Set before the first step is built.
+const bool kIsaSet = [] {
+  const char* env = std::getenv("SEXPGPU_BENCH_ISA");
+  if (!env) return false;
+  for (cpu::Isa i : {cpu::Isa::Baseline, cpu::Isa::Avx2, cpu::Isa::Avx512})
+    if (std::string(env) == cpu::isa_name(i)) cpu::set_isa(i);
+  return true;
+}();
 
 // The configurations of bench/run.sh and docs/performance.md.
 const cpu::GptShape kShapes[] = {
@@ -122,7 +134,7 @@ void BM_TrainStep(benchmark::State& state) {
   state.counters["in_place"] = step.plan.in_place;
   state.counters["views"] = step.plan.aliases;
   state.counters["loss"] = step.ex->f32(step.outputs[0])[0];
-  state.SetLabel(std::to_string(step.ex->threads()) + " threads");
+  state.SetLabel(std::to_string(step.ex->threads()) + " threads, " + cpu::isa_name(cpu::isa()));
   if (std::getenv("SEXPGPU_BENCH_PROFILE")) print_profile(step, 3);
 }
 BENCHMARK(BM_TrainStep)

@@ -9,7 +9,10 @@
 // relative to the build's, and whether the two gave the same bits (exit 1
 // where not).
 //
-//   sexpgpu-gemm-ab M N K TA [ROUNDS] [THREADS]
+//   sexpgpu-gemm-ab M N K TA [ROUNDS] [THREADS] [BF16]
+//
+// BF16 = 1: the bf16 product (gemm.h's bf16; on the bf16 units where the
+// build uses them, both sides alike).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -34,6 +37,7 @@ int main(int argc, char** argv) {
   bool ta = std::atoi(argv[4]) != 0;
   int rounds = argc > 5 ? std::max(1, std::atoi(argv[5])) : 20;
   int threads = argc > 6 ? std::max(1, std::atoi(argv[6])) : 1;
+  bool bf16 = argc > 7 && std::atoi(argv[7]) != 0;
   std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n));
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 97) / 97.0f - 0.5f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 89) / 89.0f - 0.5f;
@@ -53,7 +57,8 @@ int main(int argc, char** argv) {
                   .b = b.data(),
                   .ldb = n,
                   .c = c.data(),
-                  .ldc = n};
+                  .ldc = n,
+                  .bf16 = bf16};
   auto run = [&](int side) {
     if (side == 1) return sx_gemm_ab_variant(&g, variant_pool, shared.data(), scratch.data());
     if (threads > 1) return sx::cpu::gemm(g, pool, shared.data(), scratch.data());
@@ -77,8 +82,8 @@ int main(int argc, char** argv) {
   for (auto& s : t) std::sort(s.begin(), s.end());
   double gf = 2.0 * static_cast<double>(m * n * k) / 1e9;
   size_t mid = t[0].size() / 2;
-  std::printf("| %ldx%ldx%ld ta=%d | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %s |\n", static_cast<long>(m),
-              static_cast<long>(n), static_cast<long>(k), ta ? 1 : 0, gf / t[0][0], gf / t[0][mid], gf / t[1][0],
-              gf / t[1][mid], t[0][0] / t[1][0], t[0][mid] / t[1][mid], same ? "yes" : "NO");
+  std::printf("| %ldx%ldx%ld ta=%d%s | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %s |\n", static_cast<long>(m),
+              static_cast<long>(n), static_cast<long>(k), ta ? 1 : 0, bf16 ? " bf16" : "", gf / t[0][0], gf / t[0][mid],
+              gf / t[1][0], gf / t[1][mid], t[0][0] / t[1][0], t[0][mid] / t[1][mid], same ? "yes" : "NO");
   return same ? 0 : 1;
 }

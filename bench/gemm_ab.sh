@@ -5,7 +5,7 @@
 # change of a few percent; two copies of the product alternating in one
 # process do not (an unchanged copy reads 0.97-1.01).
 #
-#   bench/gemm_ab.sh VARIANT-DIR [build-dir]     (ROUNDS=, SHAPES="M,N,K,TA ...", THREADS=)
+#   bench/gemm_ab.sh VARIANT-DIR [build-dir]     (ROUNDS=, SHAPES="M,N,K,TA ...", THREADS=, BF16=1)
 #
 # VARIANT-DIR holds changed copies of files of src/ at their paths (e.g.
 # VARIANT-DIR/backend/cpu/gemm_driver.inc); they are found before src/'s.
@@ -13,7 +13,8 @@
 # -O3 with the namespace sx renamed to sxB; the other side is the build's
 # library (default build-bench, built Release if missing). THREADS=1 (the
 # default) times the one-thread product, gemm(g, scratch); more, the pooled
-# one that a step's large products take, each side on its own pool. Prints, per
+# one that a step's large products take, each side on its own pool. BF16=1
+# times the bf16 product (`:precision bf16`'s) instead. Prints, per
 # shape, best / median GFLOP/s of each, the variant's speed relative to
 # the build's (> 1: the variant is faster) and whether both gave the same
 # bits (a shape where not fails the script). Not a test of speed: CI runs it
@@ -42,11 +43,11 @@ done
 for p in "${pids[@]}"; do wait "$p"; done  # a failed compile stops the script (set -e)
 g++ "${flags[@]}" -I"$root/src" "$root/bench/gemm_ab.cpp" "$work"/*.o "$build/libsx_backend_cpu.a" "$build/libsx_util.a" -lpthread \
   -o "$work/gemm-ab"
-echo "== $(/usr/bin/python3 "$root/bench/cpu_name.py"); ${THREADS:-1} thread(s); variant $variant; ${ROUNDS:-20} rounds"
+echo "== $(/usr/bin/python3 "$root/bench/cpu_name.py"); ${THREADS:-1} thread(s); $([ "${BF16:-0}" = 1 ] && echo bf16 || echo f32); variant $variant; ${ROUNDS:-20} rounds"
 echo "| shape (m x n x k) | build best / median GFLOP/s | variant best / median | variant speed, best / median | same bits |"
 echo "| --- | --- | --- | --- | --- |"
 for s in ${SHAPES:-1024,1024,1024,0 2048,1024,256,0 2048,256,1024,0 256,256,2048,1}; do
   IFS=, read -r m n k ta <<<"$s"
-  "$work/gemm-ab" "$m" "$n" "$k" "$ta" "${ROUNDS:-20}" "${THREADS:-1}" || status=1
+  "$work/gemm-ab" "$m" "$n" "$k" "$ta" "${ROUNDS:-20}" "${THREADS:-1}" "${BF16:-0}" || status=1
 done
 exit "${status:-0}"

@@ -5,7 +5,11 @@
 // runs this once per core type worth trying) and sexpgpu's own gemm
 // (backend/cpu/gemm.h, the one the executor calls).
 //
-//   sexpgpu-sgemm-ceiling [seconds-per-shape] [workers]
+//   sexpgpu-sgemm-ceiling [seconds-per-shape] [workers] [baseline|avx2|avx512]
+//
+// The third argument caps the instruction set of sexpgpu's kernels (isa.h's
+// set_isa): the AVX2 kernels, which a Zen 3 runs, measured on an AVX-512
+// machine against OpenBLAS's Haswell or Zen kernels (OPENBLAS_CORETYPE).
 //
 // Prints one JSON line: per shape and implementation, GFLOP/s on one worker
 // and on all workers together; "ceiling" is the best all-workers figure of
@@ -75,13 +79,19 @@ int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::atof(argv[1]) : 1.0;
   int workers = argc > 2 ? std::atoi(argv[2]) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   openblas_set_num_threads(1);
+  if (argc > 3) {
+    sx::cpu::Isa want = sx::cpu::Isa::Avx512;
+    for (sx::cpu::Isa i : {sx::cpu::Isa::Baseline, sx::cpu::Isa::Avx2})
+      if (std::string(argv[3]) == sx::cpu::isa_name(i)) want = i;
+    sx::cpu::set_isa(want);
+  }
   const Shape shapes[] = {
       {1024, 1024, 1024, "square 1024"},
       {2048, 1024, 256, "medium mlp.fc: [2048,256]x[256,1024]"},
       {2048, 256, 1024, "medium mlp.proj: [2048,1024]x[1024,256]"},
   };
   std::string out = "{\"workers\": " + std::to_string(workers) + ", \"openblas_core\": \"" + openblas_get_corename() +
-                    "\", \"shapes\": [";
+                    "\", \"isa\": \"" + sx::cpu::isa_name(sx::cpu::isa()) + "\", \"shapes\": [";
   double best[2] = {0, 0}, one_best = 0;
   for (const Shape& s : shapes)
     for (Impl impl : {Impl::OpenBlas, Impl::Sexpgpu}) {
