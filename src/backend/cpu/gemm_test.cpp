@@ -168,7 +168,8 @@ TEST(Gemm, BiasIsAddedAfterTheChainOnEveryIsaAndThreadCount) {
 // pool, tiles at every edge.
 TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
   IsaGuard guard;
-  std::vector<Dims> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {200, 130, 600}, {130, 400, 300}};
+  std::vector<Dims> shapes = {{13, 33, 17},    {15, 31, 257},   {145, 47, 513},
+                              {200, 130, 600}, {130, 400, 300}, {64, 64, 33}};
   for (Isa i : supported()) {
     set_isa(i);
     for (const Dims& s : shapes)
@@ -307,11 +308,14 @@ TEST(Gemm, EveryElementIsTheFmaChainOnEveryIsaAndThreadCount) {
   // small per-head products, the row blocks (96/140) and the k block (256);
   // big enough to run over the pool. 30 x 140 x 1024 and 20 x 530 x 40: an
   // f32 op(A) packed on AVX-512 (a_in_place: lda 4 KiB; more than 16 panels).
+  // 64 x 64 x 32 and 22 x 32 x 600: 8 rows past the last 14-row tile, the
+  // 8-row edge kernel's, whole panels (into C where it lies) over one k
+  // block and several.
   std::vector<Shape> shapes = {{1, 1, 1},       {3, 5, 7},      {13, 33, 17},    {14, 32, 256}, {15, 31, 257},
                                {97, 65, 300},   {145, 47, 513}, {200, 130, 600}, {64, 1, 40},   {1, 70, 90},
                                {29, 16, 33},    {30, 9, 8},     {16, 17, 300},   {13, 8, 1000}, {141, 15, 260},
                                {16, 16, 8},     {16, 8, 16},    {9, 13, 256},    {2, 16, 5},    {16, 3, 257},
-                               {30, 140, 1024}, {20, 530, 40}};
+                               {30, 140, 1024}, {20, 530, 40},  {64, 64, 32},    {22, 32, 600}};
   for (Isa i : supported()) {
     set_isa(i);
     for (const Shape& s : shapes)
