@@ -52,6 +52,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
     shared = std::max(shared, s.prep.shared_floats);
     steps_.push_back(std::move(s));
   }
+  skip_idempotent_rounds();
   scratch = std::max(scratch, fuse_pairs());
   scratch = std::max(scratch, fuse_attention_grads());
   fuse_norm_grads();

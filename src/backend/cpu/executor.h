@@ -90,6 +90,9 @@ class CpuExecutor {
   // Heads of attention's backward, over every run so far, whose products
   // skipped the causal mask's zeros (k_attention_grad.inc), for tests.
   int64_t heads_skipping_zeros() const { return heads_skipping_zeros_; }
+  // Round-bf16 steps not run: in place over values already bf16
+  // (skip_idempotent_rounds), for tests and the benchmark.
+  int skipped_rounds() const { return skipped_rounds_; }
 
  private:
   struct Step {
@@ -135,6 +138,7 @@ class CpuExecutor {
   bool apart(NodeId a, NodeId b) const;
   bool same_or_apart(NodeId a, NodeId b) const;
   int64_t fuse_pairs();
+  void skip_idempotent_rounds();
   // Who makes and who reads each node, for the region matchers: its step
   // (steps_.size() when none), the scheduled nodes reading it (each once),
   // and whether it is a graph output.
@@ -175,6 +179,7 @@ class CpuExecutor {
   int64_t staging_floats_ = 0;
   std::array<int, static_cast<int>(Fuse::IntoPrevious) + 1> fusions_{};  // per kind
   int64_t heads_skipping_zeros_ = 0;
+  int skipped_rounds_ = 0;
 };
 
 }  // namespace sx::cpu

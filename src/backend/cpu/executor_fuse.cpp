@@ -48,6 +48,36 @@ bool CpuExecutor::same_or_apart(NodeId a, NodeId b) const {
   return (plan_.offset[a] == plan_.offset[b] && bytes(a) == bytes(b)) || apart(a, b);
 }
 
+// A round-bf16 in place over values that are bf16 already changes no bit
+// (round_bf16 of a bf16 value, an inf or a NaN is itself), so it is not
+// run: `:precision bf16` rounds every product's operands, and a product's
+// output, rounded as it is made, reaches the next product's operand
+// through a reshape and the permute that moves attention's heads, where
+// it was rounded again (at medium, 2 MB a round, some 20 a step). Values
+// are bf16 where a round-bf16 or a bf16-typed node made them, and through
+// the shape ops that only move or copy elements (or add zeros).
+void CpuExecutor::skip_idempotent_rounds() {
+  auto holds_bf16 = [&](NodeId id) {
+    for (;;) {
+      const Node& n = g_.node(id);
+      if (n.op == Op::RoundBf16 || n.dtype == DType::BF16) return true;
+      bool moves = n.op == Op::Reshape || n.op == Op::Permute || n.op == Op::Slice || n.op == Op::Expand ||
+                   n.op == Op::Pad || n.op == Op::StopGradient;
+      if (!moves || n.inputs.size() != 1 || n.dtype != DType::F32) return false;
+      id = n.inputs[0];
+    }
+  };
+  for (Step& s : steps_) {
+    const Node& n = g_.node(s.id);
+    if (!s.compute || n.op != Op::RoundBf16) continue;
+    NodeId x = n.inputs[0];
+    bool in_place = plan_.offset[s.id] >= 0 && plan_.offset[s.id] == plan_.offset[x] && bytes(s.id) == bytes(x);
+    if (!in_place || !holds_bf16(x)) continue;
+    s.compute = false;
+    ++skipped_rounds_;
+  }
+}
+
 // Pairs of steps fused into one pass, with the same arithmetic element by
 // element: a step whose output only the very next step reads (nothing runs
 // in between, so every buffer live at the pair is live for both).
