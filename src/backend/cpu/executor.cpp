@@ -58,6 +58,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
   fuse_norm_grads();
   fuse_into_products();
   fuse_column_sums();
+  fold_head_permutes();
   if (staging_floats_ > 0) staging_.reset(new float[staging_floats_]);
   for (int t = 0; t < pool_.size(); ++t) {
     scratch_.emplace_back(new float[std::max<int64_t>(scratch, 1)]);
@@ -75,6 +76,7 @@ void CpuExecutor::resolve_pointers() {
     ptr_[id] =
         plan_.offset[id] >= 0 ? static_cast<void*>(arena_ + plan_.offset[id]) : const_cast<float*>(param_data_[root]);
   }
+  for (const Redirect& r : redirects_) ptr_[r.node] = ptr_[r.to];
   for (Step& s : steps_)
     for (size_t k = 0; k < s.ins.size(); ++k) s.ins[k] = ptr_[g_.node(s.id).inputs[k]];
 }

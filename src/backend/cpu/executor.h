@@ -93,6 +93,10 @@ class CpuExecutor {
   // Round-bf16 steps not run: in place over values already bf16
   // (skip_idempotent_rounds), for tests and the benchmark.
   int skipped_rounds() const { return skipped_rounds_; }
+  // Permutes moving attention's heads back that are not run: their input's
+  // maker writes in their layout (fold_head_permutes), after the forward
+  // attention or after its backward's products, for tests and the benchmark.
+  int folded_permutes(bool backward) const { return folded_permutes_[backward]; }
 
  private:
   struct Step {
@@ -152,6 +156,7 @@ class CpuExecutor {
   void fuse_norm_grads();
   void fuse_into_products();
   void fuse_column_sums();
+  void fold_head_permutes();
   // The steps fused into product s's tiles or packing (fuse_into_products),
   // as gemm.h's Gemm fields set in `then`; nullptr when none.
   const Gemm* product_extras(const Step& s, Gemm& then) const;
@@ -180,6 +185,13 @@ class CpuExecutor {
   std::array<int, static_cast<int>(Fuse::IntoPrevious) + 1> fusions_{};  // per kind
   int64_t heads_skipping_zeros_ = 0;
   int skipped_rounds_ = 0;
+  int folded_permutes_[2] = {0, 0};
+  // Nodes whose values are in another node's bytes (fold_head_permutes):
+  // resolve_pointers points them there.
+  struct Redirect {
+    NodeId node, to;
+  };
+  std::vector<Redirect> redirects_;
 };
 
 }  // namespace sx::cpu

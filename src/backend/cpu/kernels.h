@@ -35,6 +35,10 @@ struct Prep {
   MatmulShape mm;                  // matmul: how the product runs
   int64_t scratch_floats = 0;      // per thread (matmul, attention) or the first thread's (cross-entropy)
   int64_t shared_floats = 0;       // one buffer for all threads (matmul)
+  // attention: its output [B, H, T, D] written as [B, T, H, D] with these
+  // H heads (the permute that moved the heads back, not run: the executor's
+  // fold_head_permutes); 0: as [B, H, T, D].
+  int64_t heads_last = 0;
 };
 
 struct Args {
@@ -110,6 +114,9 @@ struct AttentionGradSteps {
   NodeId S = kNoNode, P = kNoNode, dP = kNoNode, r = kNoNode, dS = kNoNode;  // held per head
   int64_t heads = 0, rows = 0, keys = 0;                                     // S is [heads..., rows, keys]
   int64_t chunks = 1;  // tasks the heads are grouped into (small ones run inline)
+  // dV, dQ, dK ([B, H, rows or keys, D]) written as [B, rows or keys, H, D]
+  // with these H heads (as Prep::heads_last); 0: as they are.
+  int64_t heads_last[3] = {0, 0, 0};
 };
 int64_t attention_grad_scratch(int64_t rows, int64_t keys, int64_t widest_product);  // floats per thread
 int64_t attention_grad_held(int64_t rows, int64_t keys);  // of which a head's values and lengths
