@@ -110,7 +110,9 @@ void print_profile(Step& step, int steps) {
       total, ex.fused(Fuse::GeluGradMul), ex.fused(Fuse::Binary), ex.fused(Fuse::BinaryScale),
       ex.fused(Fuse::MatmulScale), ex.fused(Fuse::WhereSoftmax), ex.fused(Fuse::MulReduce), ex.fused(Fuse::MatmulBias),
       ex.fused(Fuse::AttentionGrad), ex.fused(Fuse::MatmulThen), ex.fused(Fuse::MatmulColumnSum),
-      ex.fused(Fuse::LayerNormGrad), ex.fused(Fuse::LayerNormGradAdd), ex.skipped_rounds(), ex.folded_permutes(false) + ex.folded_permutes(true));
+      ex.fused(Fuse::LayerNormGrad), ex.fused(Fuse::LayerNormGradAdd), ex.skipped_rounds(),
+      ex.folded_permutes(cpu::CpuExecutor::Folded::AttentionOutput) +
+          ex.folded_permutes(cpu::CpuExecutor::Folded::GradProducts));
   for (auto [ms, op] : by_op)
     if (ms >= 0.001 * total)
       std::printf("    %-14s %8.2f ms %5.1f%%\n", op_name(static_cast<Op>(op)), ms, 100 * ms / total);

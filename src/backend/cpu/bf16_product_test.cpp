@@ -1,5 +1,6 @@
 // The executor runs a product of bf16 values (round-bf16 operands, also
-// through a folded transpose) as gemm.h's bf16 product, and a product of f32
+// through a transpose, folded into the product or, where the transpose is an
+// output too, made) as gemm.h's bf16 product, and a product of f32
 // values as the f32 chain: each checked element by element against the
 // definitions, on every instruction set and thread count.
 #include <gtest/gtest.h>
@@ -43,7 +44,8 @@ TEST(CpuBf16Product, MatmulOfBf16ValuesIsTheBf16Product) {
   const int64_t m = 37, k = 45, n = 29;  // an odd k: the last pair padded
   NodeId x = c.in({m, k}), w = param(g, "w", {k, n}, {}), wt = param(g, "wt", {n, k}, {});
   NodeId bf = matmul(g, round_bf16(g, x), round_bf16(g, w));
-  NodeId bf_t = matmul(g, round_bf16(g, x), transpose(g, round_bf16(g, wt)));  // read through the transpose
+  NodeId tr = transpose(g, round_bf16(g, wt));
+  NodeId bf_t = matmul(g, round_bf16(g, x), tr);  // read through the transpose
   NodeId f32 = matmul(g, x, w);
   c.fill_params();
   auto round_all = [](std::vector<float> v) {
@@ -64,8 +66,8 @@ TEST(CpuBf16Product, MatmulOfBf16ValuesIsTheBf16Product) {
   for (Isa i : {Isa::Baseline, Isa::Avx2, Isa::Avx512}) {
     if (static_cast<int>(i) > static_cast<int>(best)) break;
     set_isa(i);
-    for (int threads : {1, 2}) {
-      auto got = c.cpu({bf, bf_t, f32}, threads);
+    for (int threads : {1, 2, -1}) {  // -1: two threads, the transpose an output (not folded: made apart)
+      auto got = threads > 0 ? c.cpu({bf, bf_t, f32}, threads) : c.cpu({bf, bf_t, f32, tr}, 2);
       std::string what = std::string(isa_name(i)) + ", " + std::to_string(threads) + " threads";
       EXPECT_EQ(std::memcmp(got[0].f.data(), want_bf.data(), 4 * m * n), 0) << "bf16 product, " << what;
       EXPECT_EQ(std::memcmp(got[1].f.data(), want_bf_t.data(), 4 * m * n), 0)

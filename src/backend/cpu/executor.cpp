@@ -19,11 +19,18 @@ void round_bf16(float* v, int64_t count) {
   for (int64_t k = 0; k < count; ++k) v[k] = round_bf16_f(v[k]);
 }
 
-// Whether a node (seen through views: CpuExecutor::viewed) holds bf16
-// values: a round-bf16 or a bf16-typed node.
-bool bf16_values(const Node& n) { return n.op == Op::RoundBf16 || n.dtype == DType::BF16; }
-
 }  // namespace
+
+bool holds_bf16_values(const Graph& g, NodeId id) {
+  for (;;) {
+    const Node& n = g.node(id);
+    if (n.op == Op::RoundBf16 || n.dtype == DType::BF16) return true;
+    bool moves = n.op == Op::Reshape || n.op == Op::Permute || n.op == Op::Slice || n.op == Op::Expand ||
+                 n.op == Op::Pad || n.op == Op::StopGradient;
+    if (!moves || n.inputs.size() != 1 || n.dtype != DType::F32) return false;
+    id = n.inputs[0];
+  }
+}
 
 CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : g_(g), plan_(plan), pool_(threads) {
   size_t bytes = static_cast<size_t>(std::max<int64_t>(plan_.arena_bytes, plan::kAlign));
@@ -47,7 +54,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
     // A product of two bf16 operands is the bf16 product (gemm.h); inside
     // attention, the scores q . k^T.
     if (n.op == Op::Matmul || n.op == Op::Attention)
-      s.prep.bf16 = bf16_values(g.node(viewed(n.inputs[0]))) && bf16_values(g.node(viewed(n.inputs[1])));
+      s.prep.bf16 = holds_bf16_values(g, n.inputs[0]) && holds_bf16_values(g, n.inputs[1]);
     scratch = std::max(scratch, s.prep.scratch_floats);
     shared = std::max(shared, s.prep.shared_floats);
     steps_.push_back(std::move(s));

@@ -33,6 +33,13 @@ struct Feeds {
   uint64_t rng_offset = 0;                     // the step's Philox offset (dropout)
 };
 
+// Whether node `id` holds bf16 values: a round-bf16 or a bf16-typed node
+// made them, and only ops that move or copy elements (or add zeros: a
+// reshape, a permute, folded or not, a slice, an expand, a pad, a
+// stop-gradient) lie between. A product of two such operands is the bf16
+// product (gemm.h), whatever the plan made of the ops between.
+bool holds_bf16_values(const Graph& g, NodeId id);
+
 class CpuExecutor {
  public:
   // The graph must outlive the executor; the plan is copied.
@@ -96,7 +103,8 @@ class CpuExecutor {
   // Permutes moving attention's heads back that are not run: their input's
   // maker writes in their layout (fold_head_permutes), after the forward
   // attention or after its backward's products, for tests and the benchmark.
-  int folded_permutes(bool backward) const { return folded_permutes_[backward]; }
+  enum class Folded { AttentionOutput, GradProducts };
+  int folded_permutes(Folded kind) const { return folded_permutes_[static_cast<int>(kind)]; }
 
  private:
   struct Step {

@@ -53,26 +53,14 @@ bool CpuExecutor::same_or_apart(NodeId a, NodeId b) const {
 // run: `:precision bf16` rounds every product's operands, and a product's
 // output, rounded as it is made, reaches the next product's operand
 // through a reshape and the permute that moves attention's heads, where
-// it was rounded again (at medium, 2 MB a round, some 20 a step). Values
-// are bf16 where a round-bf16 or a bf16-typed node made them, and through
-// the shape ops that only move or copy elements (or add zeros).
+// it was rounded again (at medium, 2 MB a round, some 20 a step).
 void CpuExecutor::skip_idempotent_rounds() {
-  auto holds_bf16 = [&](NodeId id) {
-    for (;;) {
-      const Node& n = g_.node(id);
-      if (n.op == Op::RoundBf16 || n.dtype == DType::BF16) return true;
-      bool moves = n.op == Op::Reshape || n.op == Op::Permute || n.op == Op::Slice || n.op == Op::Expand ||
-                   n.op == Op::Pad || n.op == Op::StopGradient;
-      if (!moves || n.inputs.size() != 1 || n.dtype != DType::F32) return false;
-      id = n.inputs[0];
-    }
-  };
   for (Step& s : steps_) {
     const Node& n = g_.node(s.id);
     if (!s.compute || n.op != Op::RoundBf16) continue;
     NodeId x = n.inputs[0];
     bool in_place = plan_.offset[s.id] >= 0 && plan_.offset[s.id] == plan_.offset[x] && bytes(s.id) == bytes(x);
-    if (!in_place || !holds_bf16(x)) continue;
+    if (!in_place || !holds_bf16_values(g_, x)) continue;
     s.compute = false;
     ++skipped_rounds_;
   }

@@ -74,7 +74,7 @@ void CpuExecutor::fold_head_permutes() {
     steps_[p].compute = false;
     for (NodeId x : {s.id, round})
       if (x != kNoNode) redirects_.push_back({x, out});
-    ++folded_permutes_[0];
+    ++folded_permutes_[static_cast<int>(Folded::AttentionOutput)];
   }
 
   // The backward's dV, dQ and dK, each written by its region's products in
@@ -103,7 +103,7 @@ void CpuExecutor::fold_head_permutes() {
       r.shape.heads_last[w] = g_.node(x).shape[1];
       steps_[p].compute = false;
       for (NodeId id : same) redirects_.push_back({id, x});
-      ++folded_permutes_[1];
+      ++folded_permutes_[static_cast<int>(Folded::GradProducts)];
     }
   }
 }
