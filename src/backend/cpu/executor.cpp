@@ -66,7 +66,6 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
   fuse_into_products();
   fuse_column_sums();
   fold_head_permutes();
-  fuse_rounds();
   if (staging_floats_ > 0) staging_.reset(new float[staging_floats_]);
   for (int t = 0; t < pool_.size(); ++t) {
     scratch_.emplace_back(new float[std::max<int64_t>(scratch, 1)]);
@@ -166,8 +165,6 @@ void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
   if (s.norm_region >= 0) return run_norm_grad_region(norm_grads_[s.norm_region]);
   const Node& n = g_.node(s.id);
   Args a{n, g_, s.ins.data(), ptr_[s.id], s.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
-  float* round_out = s.round_step ? static_cast<float*>(ptr_[(&s)[s.round_step].id]) : nullptr;
-  if (s.fuse == Fuse::None) a.round_out = round_out;
   Gemm extras;
   const Gemm* then_at = product_extras(s, extras);
   if (s.fuse == Fuse::MatmulBias)
@@ -176,7 +173,6 @@ void CpuExecutor::execute(Step& s, uint64_t rng_offset) {
       s.fuse == Fuse::WhereSoftmax || s.fuse == Fuse::MulReduce) {
     const Step& t = (&s)[1];
     Args b{g_.node(t.id), g_, t.ins.data(), ptr_[t.id], t.prep, pool_, scratch_ptrs_.data(), shared_.get(), rng_offset};
-    b.round_out = round_out;  // (fuse_rounds pairs only a gelu-grad + mul pair's output with a round)
     if (s.fuse == Fuse::WhereSoftmax) return run_where_softmax(a, b);
     if (s.fuse == Fuse::MulReduce) return run_mul_reduce(a, b);
     if (s.fuse == Fuse::GeluGradMul) return run_unary_binary(a, b, s.fuse_slot);

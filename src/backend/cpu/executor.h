@@ -100,9 +100,6 @@ class CpuExecutor {
   // Round-bf16 steps not run: in place over values already bf16
   // (skip_idempotent_rounds), for tests and the benchmark.
   int skipped_rounds() const { return skipped_rounds_; }
-  // Round-bf16 steps made by the elementwise step before them as it writes
-  // (fuse_rounds), for tests and the benchmark.
-  int rounds_in_steps() const { return rounds_in_steps_; }
   // Permutes moving attention's heads back that are not run: their input's
   // maker writes in their layout (fold_head_permutes), after the forward
   // attention or after its backward's products, for tests and the benchmark.
@@ -124,7 +121,6 @@ class CpuExecutor {
     int then_step = 0;        // a matmul: how far on the step fused into its tiles is (0: none)
     int then_slot = 0;        // which input of that step (an add) the product is
     int colsum_step = 0;      // a matmul: how far back the sum-to of its op(B)'s rows is (0: none)
-    int round_step = 0;       // an elementwise step (or pair): how far on the round-bf16 of its output is (0: none)
   };
   // Attention's backward found in the schedule (executor_attention_grad.cpp):
   // the member steps, by role, and the steps between them that it runs first.
@@ -169,7 +165,6 @@ class CpuExecutor {
   void fuse_into_products();
   void fuse_column_sums();
   void fold_head_permutes();
-  void fuse_rounds();
   // The steps fused into product s's tiles or packing (fuse_into_products),
   // as gemm.h's Gemm fields set in `then`; nullptr when none.
   const Gemm* product_extras(const Step& s, Gemm& then) const;
@@ -198,7 +193,6 @@ class CpuExecutor {
   std::array<int, static_cast<int>(Fuse::IntoPrevious) + 1> fusions_{};  // per kind
   int64_t heads_skipping_zeros_ = 0;
   int skipped_rounds_ = 0;
-  int rounds_in_steps_ = 0;
   int folded_permutes_[2] = {0, 0};
   // Nodes whose values are in another node's bytes (fold_head_permutes):
   // resolve_pointers points them there.

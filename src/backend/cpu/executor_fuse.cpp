@@ -66,42 +66,6 @@ void CpuExecutor::skip_idempotent_rounds() {
   }
 }
 
-// A round-bf16 of a float unary or binary step's output (or a gelu-grad +
-// mul pair's) run by that step as it writes each piece of it, the round's
-// output in place over it or apart (`:precision bf16` rounds gelu's output,
-// gelu's gradient and the residual adds' before the products that read
-// them: a pass over 2-8 MB each that read back what had just left the
-// cache). The round must be the very next step, not an output, and its
-// bytes where nothing the step reads lies (it is written before the step's
-// last read otherwise). The same operation on the same values: the same bits.
-void CpuExecutor::fuse_rounds() {
-  for (size_t i = 0; i + 1 < steps_.size(); ++i) {
-    Step& s = steps_[i];
-    const Node& n = g_.node(s.id);
-    if (!s.compute || s.region >= 0 || s.norm_region >= 0 || n.dtype != DType::F32) continue;
-    bool elementwise = (op_kind(n.op) == OpKind::Unary && n.op != Op::Cast) || op_kind(n.op) == OpKind::Binary;
-    size_t last = s.fuse == Fuse::GeluGradMul ? i + 1 : i;  // the step whose output is rounded
-    if (!(elementwise && s.fuse == Fuse::None) && s.fuse != Fuse::GeluGradMul) continue;
-    if (last + 1 >= steps_.size()) continue;
-    NodeId out = steps_[last].id;
-    Step& r = steps_[last + 1];
-    const Node& rn = g_.node(r.id);
-    if (!r.compute || r.fuse != Fuse::None || r.region >= 0 || rn.op != Op::RoundBf16 || rn.inputs[0] != out ||
-        plan_.offset[r.id] < 0 || rn.shape != g_.node(out).shape)
-      continue;
-    bool ok = std::find(plan_.outputs.begin(), plan_.outputs.end(), r.id) == plan_.outputs.end();
-    for (size_t k = i; k <= last; ++k)
-      for (NodeId in : g_.node(steps_[k].id).inputs) ok = ok && (in == out || same_or_apart(r.id, in));
-    ok = ok && same_or_apart(r.id, out);
-    for (size_t k = i; ok && k <= last; ++k)
-      for (NodeId in : g_.node(steps_[k].id).inputs) ok = ok && g_.node(in).dtype == DType::F32;
-    if (!ok) continue;
-    r.compute = false;
-    s.round_step = static_cast<int>(last + 1 - i);
-    ++rounds_in_steps_;
-  }
-}
-
 // Pairs of steps fused into one pass, with the same arithmetic element by
 // element: a step whose output only the very next step reads (nothing runs
 // in between, so every buffer live at the pair is live for both).

@@ -3,7 +3,6 @@
 #pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off")  // vectorise at any build type, selects included
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
 #include "backend/cpu/isa.h"
 #include "backend/cpu/kernels.h"

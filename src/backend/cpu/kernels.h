@@ -51,11 +51,6 @@ struct Args {
   float* const* scratch;  // per thread, prep.scratch_floats each
   float* shared;          // prep.shared_floats
   uint64_t rng_offset;
-  // Optional (float unary and binary steps, gelu-grad + mul pairs): the
-  // output's values rounded to bf16 into these floats as each piece of it
-  // is made (a round-bf16 step after this one, not run: the executor's
-  // fuse_rounds). May be out itself.
-  float* round_out = nullptr;
 
   const float* f(size_t i) const { return static_cast<const float*>(in[i]); }
   const int32_t* i(size_t k) const { return static_cast<const int32_t*>(in[k]); }
