@@ -34,12 +34,16 @@ int threads() {
 
 // SEXPGPU_BENCH_ISA=avx2 (or baseline) caps the kernels' instruction set
 // (isa.h's set_isa), so that an AVX-512 machine can profile the step that a
-// Zen 3 runs. Set before the first step is built.
+// Zen 3 runs. Set before the first step is built; another name is refused.
 const bool kIsaSet = [] {
   const char* env = std::getenv("SEXPGPU_BENCH_ISA");
+  cpu::Isa want;
   if (!env) return false;
-  for (cpu::Isa i : {cpu::Isa::Baseline, cpu::Isa::Avx2, cpu::Isa::Avx512})
-    if (std::string(env) == cpu::isa_name(i)) cpu::set_isa(i);
+  if (!cpu::find_isa(env, &want)) {
+    std::fprintf(stderr, "SEXPGPU_BENCH_ISA=%s: expected baseline, avx2 or avx512\n", env);
+    std::exit(2);
+  }
+  cpu::set_isa(want);
   return true;
 }();
 

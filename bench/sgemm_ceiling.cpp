@@ -80,9 +80,11 @@ int main(int argc, char** argv) {
   int workers = argc > 2 ? std::atoi(argv[2]) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   openblas_set_num_threads(1);
   if (argc > 3) {
-    sx::cpu::Isa want = sx::cpu::Isa::Avx512;
-    for (sx::cpu::Isa i : {sx::cpu::Isa::Baseline, sx::cpu::Isa::Avx2})
-      if (std::string(argv[3]) == sx::cpu::isa_name(i)) want = i;
+    sx::cpu::Isa want;
+    if (!sx::cpu::find_isa(argv[3], &want)) {
+      std::fprintf(stderr, "%s: instruction set %s: expected baseline, avx2 or avx512\n", argv[0], argv[3]);
+      return 2;
+    }
     sx::cpu::set_isa(want);
   }
   const Shape shapes[] = {

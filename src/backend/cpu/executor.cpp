@@ -25,8 +25,8 @@ bool holds_bf16_values(const Graph& g, NodeId id) {
   for (;;) {
     const Node& n = g.node(id);
     if (n.op == Op::RoundBf16 || n.dtype == DType::BF16) return true;
-    bool moves = n.op == Op::Reshape || n.op == Op::Permute || n.op == Op::Slice || n.op == Op::Expand ||
-                 n.op == Op::Pad || n.op == Op::StopGradient;
+    bool moves =
+        plan::is_alias_op(n.op) || n.op == Op::Permute || n.op == Op::Slice || n.op == Op::Expand || n.op == Op::Pad;
     if (!moves || n.inputs.size() != 1 || n.dtype != DType::F32) return false;
     id = n.inputs[0];
   }

@@ -34,9 +34,9 @@ struct Feeds {
 };
 
 // Whether node `id` holds bf16 values: a round-bf16 or a bf16-typed node
-// made them, and only ops that move or copy elements (or add zeros: a
-// reshape, a permute, folded or not, a slice, an expand, a pad, a
-// stop-gradient) lie between. A product of two such operands is the bf16
+// made them, and only ops that move or copy elements (or add zeros: the
+// plan's alias ops, a permute, folded or not, a slice, an expand, a pad)
+// lie between. A product of two such operands is the bf16
 // product (gemm.h), whatever the plan made of the ops between.
 bool holds_bf16_values(const Graph& g, NodeId id);
 

@@ -397,3 +397,22 @@ TEST(Gemm, NonFiniteValuesPropagate) {
 
 }  // namespace
 }  // namespace sx::cpu
+
+namespace sx::cpu::testing {
+namespace {
+
+// The benchmarks' instruction-set knobs read names with find_isa: each
+// isa_name back to its set, anything else refused.
+TEST(Isa, FindIsaInvertsIsaName) {
+  for (Isa i : {Isa::Baseline, Isa::Avx2, Isa::Avx512}) {
+    Isa got = i == Isa::Baseline ? Isa::Avx512 : Isa::Baseline;
+    EXPECT_TRUE(find_isa(isa_name(i), &got)) << isa_name(i);
+    EXPECT_EQ(got, i);
+  }
+  Isa untouched = Isa::Avx2;
+  for (const char* bad : {"", "AVX2", "avx", "avx512f", "sse2"}) EXPECT_FALSE(find_isa(bad, &untouched)) << bad;
+  EXPECT_EQ(untouched, Isa::Avx2);
+}
+
+}  // namespace
+}  // namespace sx::cpu::testing

@@ -1,6 +1,7 @@
 #include "backend/cpu/isa.h"
 
 #include <atomic>
+#include <cstring>
 
 namespace sx::cpu {
 
@@ -45,6 +46,15 @@ const char* isa_name(Isa i) {
     default:
       return "baseline";
   }
+}
+
+bool find_isa(const char* name, Isa* out) {
+  for (Isa i : {Isa::Baseline, Isa::Avx2, Isa::Avx512})
+    if (std::strcmp(name, isa_name(i)) == 0) {
+      *out = i;
+      return true;
+    }
+  return false;
 }
 
 }  // namespace sx::cpu

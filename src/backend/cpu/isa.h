@@ -24,6 +24,8 @@ Isa isa();
 // For tests and benchmarks: use `i` (capped at best_isa()); returns what is used.
 Isa set_isa(Isa i);
 const char* isa_name(Isa i);
+// The set isa_name calls `name`, for the benchmarks' knobs; false if none.
+bool find_isa(const char* name, Isa* out);
 
 }  // namespace sx::cpu
 
