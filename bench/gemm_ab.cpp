@@ -11,7 +11,8 @@
 //
 //   sexpgpu-gemm-ab M N K TA [ROUNDS] [THREADS] [BF16]
 //
-// BF16 = 1: the bf16 product (gemm.h's bf16; on the bf16 units where the
+// TA: 0 A [m, k] and B [k, n]; 1 A [k, m] (op(A) transposed); 2 B [n, k]
+// (op(B) transposed); 3 both. BF16 = 1: the bf16 product (gemm.h's bf16; on the bf16 units where the
 // build uses them, both sides alike).
 #include <algorithm>
 #include <chrono>
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   int64_t m = std::atol(argv[1]), n = std::atol(argv[2]), k = std::atol(argv[3]);
-  bool ta = std::atoi(argv[4]) != 0;
+  int layout = std::atoi(argv[4]);
+  bool ta = (layout & 1) != 0, tb = (layout & 2) != 0;
   int rounds = argc > 5 ? std::max(1, std::atoi(argv[5])) : 20;
   int threads = argc > 6 ? std::max(1, std::atoi(argv[6])) : 1;
   bool bf16 = argc > 7 && std::atoi(argv[7]) != 0;
@@ -55,7 +57,8 @@ int main(int argc, char** argv) {
                   .lda = ta ? m : k,
                   .ta = ta,
                   .b = b.data(),
-                  .ldb = n,
+                  .ldb = tb ? k : n,
+                  .tb = tb,
                   .c = c.data(),
                   .ldc = n,
                   .bf16 = bf16};
@@ -82,8 +85,9 @@ int main(int argc, char** argv) {
   for (auto& s : t) std::sort(s.begin(), s.end());
   double gf = 2.0 * static_cast<double>(m * n * k) / 1e9;
   size_t mid = t[0].size() / 2;
-  std::printf("| %ldx%ldx%ld ta=%d%s | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %s |\n", static_cast<long>(m),
-              static_cast<long>(n), static_cast<long>(k), ta ? 1 : 0, bf16 ? " bf16" : "", gf / t[0][0], gf / t[0][mid],
-              gf / t[1][0], gf / t[1][mid], t[0][0] / t[1][0], t[0][mid] / t[1][mid], same ? "yes" : "NO");
+  std::printf("| %ldx%ldx%ld ta=%d tb=%d%s | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %s |\n", static_cast<long>(m),
+              static_cast<long>(n), static_cast<long>(k), ta ? 1 : 0, tb ? 1 : 0, bf16 ? " bf16" : "", gf / t[0][0],
+              gf / t[0][mid], gf / t[1][0], gf / t[1][mid], t[0][0] / t[1][0], t[0][mid] / t[1][mid],
+              same ? "yes" : "NO");
   return same ? 0 : 1;
 }

@@ -7,6 +7,9 @@
 #
 #   bench/gemm_ab.sh VARIANT-DIR [build-dir]     (ROUNDS=, SHAPES="M,N,K,TA ...", THREADS=, BF16=1)
 #
+# TA: 0 A [m, k] and B [k, n], 1 op(A) transposed (A [k, m]), 2 op(B)
+# transposed (B [n, k]), 3 both.
+#
 # VARIANT-DIR holds changed copies of files of src/ at their paths (e.g.
 # VARIANT-DIR/backend/cpu/gemm_driver.inc); they are found before src/'s.
 # The variant is src/backend/cpu's gemm and what it calls, built at
@@ -37,7 +40,9 @@ if grep -q '^SEXPGPU_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
 fi
 pids=()
 for f in src/backend/cpu/{gemm,isa,cache_info,thread_pool,bf16_units,amx} bench/gemm_ab_variant; do
-  g++ "${flags[@]}" -Dsx=sxB -I"$variant" -I"$root/src" -c "$root/$f.cpp" -o "$work/$(basename "$f").o" &
+  src="$root/$f.cpp"
+  [ -f "$variant/${f#src/}.cpp" ] && src="$variant/${f#src/}.cpp"  # a changed .cpp too
+  g++ "${flags[@]}" -Dsx=sxB -I"$variant" -I"$root/src" -c "$src" -o "$work/$(basename "$f").o" &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done  # a failed compile stops the script (set -e)

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/cpu/bf16_convert.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/vmath.h"
 
@@ -49,12 +50,6 @@ inline uint32_t bf16_half(uint32_t bits) {
   uint32_t h = bits >> 16;
   return (bits & 0x7fffffffu) > 0x7f800000u ? h | 0x40u : h;
 }
-// Two packed operands (bf16 values held as floats: exact) as one pair.
-inline uint32_t pair_of(float even, float odd) {
-  uint32_t e, o;
-  std::memcpy(&e, &even, 4), std::memcpy(&o, &odd, 4);
-  return bf16_half(e) | bf16_half(o) << 16;
-}
 
 constexpr float kMinNormal = 0x1p-126f;
 
@@ -67,13 +62,24 @@ inline float bf16_operand_f(float x) {
 }
 
 // The upper half of bf16_operand_f(x)'s bits (all the bf16 units read of
-// it: pair_of's halves; a NaN as bf16_half keeps it), for the pair
+// it: a pair's halves; a NaN as bf16_half keeps it), for the pair
 // packers, whose loops g++ vectorises whole.
 inline uint32_t bf16_operand_bits(float x) {
   float y = bf16_operand_f(x);
   uint32_t b;
   std::memcpy(&b, &y, 4);
   return bf16_half(b);
+}
+
+// The pair packers' conversions (gemm_pack.inc), element by element; the
+// bf16 units' Vec has its own (bf16_convert.h). n words: word i lo[i]'s
+// operand in its low half, hi[i]'s (+0 where hi is null) in its high half.
+inline void operand_pairs_f(const float* lo, const float* hi, uint32_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_operand_bits(lo[i]) | (hi ? bf16_operand_bits(hi[i]) << 16 : 0u);
+}
+// n halves: s[i]'s operand at dst[i].
+inline void operand_halves_f(const float* s, uint16_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<uint16_t>(bf16_operand_bits(s[i]));
 }
 
 // gemm.h's bf16_fma. std::fma rounds with gradual underflow; a result of
@@ -115,6 +121,7 @@ struct Vec {
   static constexpr bool kAmx = false;                               // no tiles (gemm_amx_tiles.inc)
   using Tiles = void;
   static constexpr bool kTranspose8 = false;  // pack_b transposes element by element
+  static constexpr auto operand_pairs = operand_pairs_f, operand_halves = operand_halves_f;
   static void transpose8(const float* const*, int64_t, float*, int64_t) {}
   static T dpbf16(T acc, uint32_t, T) { return acc; }
   static T mul(T a, T b) { return a * b; }
@@ -169,6 +176,7 @@ constexpr int kMR = 14, kVecs = 32;
     static void ftz_end(unsigned modes) { ftz_restore(modes); }                                                   \
     static constexpr bool kTranspose8 = true;                                                                     \
     static void transpose8(const float* const* s, int64_t p, float* d, int64_t ld) { transpose8x8(s, p, d, ld); } \
+    static constexpr auto operand_pairs = operand_pairs_f, operand_halves = operand_halves_f;                     \
   };
 
 // MXCSR's flush-to-zero (bit 15) and denormals-are-zero (bit 6) on, for the
@@ -244,6 +252,11 @@ struct Vec : gemm_avx512::Vec {
   static T dpbf16(T acc, uint32_t a, T b) {
     return _mm512_dpbf16_ps(acc, (__m512bh)_mm512_set1_epi32(static_cast<int>(a)), (__m512bh)b);
   }
+  // The pair packers' conversions on the bf16 units (bf16_convert.h).
+  static void operand_pairs(const float* lo, const float* hi, uint32_t* dst, int64_t n) {
+    bf16_convert::operand_pairs(lo, hi, dst, n);
+  }
+  static void operand_halves(const float* s, uint16_t* dst, int64_t n) { bf16_convert::operand_halves(s, dst, n); }
 };
 constexpr int kMR = gemm_avx512::kMR, kVecs = gemm_avx512::kVecs;
 }  // namespace gemm_avx512bf16
@@ -385,7 +398,8 @@ bool gemm_bf16_units() {
   // Any vendor's unit, once it has computed the definition's bits on the check's lanes.
   static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") != 0 && bf16_units_give_the_definition();
+    return __builtin_cpu_supports("avx512bf16") != 0 && bf16_units_give_the_definition() &&
+           bf16_conversion_gives_the_definition();
   }();
   return has && bf16_units_allowed().load() && gemm_isa() == Isa::Avx512;
 #else

@@ -112,6 +112,11 @@ AmxTiles gemm_amx();
 // thousand lanes, bf16_units.cpp); false where it has none. The units are
 // used only where it does.
 bool bf16_units_give_the_definition();
+// Whether this CPU's vcvtne2ps2bf16 with bf16_convert.h's fix gives
+// bf16_operand's bits (checked on every bf16 with the low halves that
+// decide a rounding, bf16_units.cpp); false where it has none. The units
+// are used only where it does too.
+bool bf16_conversion_gives_the_definition();
 
 // One step of the bf16 chain: fma(a, b, c) with a, b and c normal or zero,
 // rounded to nearest even, a tiny result (after rounding, exponent range

@@ -155,7 +155,9 @@ TEST(CpuTrain, FusedPairsGiveTheSameBits) {
         if (bf16 && f32_only) continue;
         EXPECT_GT(ex.fused(kind), 0) << "kind " << static_cast<int>(kind);
       }
-      if (bf16) EXPECT_GT(ex.skipped_rounds(), 0);
+      if (bf16) {
+        EXPECT_GT(ex.skipped_rounds(), 0);
+      }
       for (int kind = 0; kind < 2; ++kind) folded[kind] += ex.folded_permutes(static_cast<CpuExecutor::Folded>(kind));
       std::vector<NodeId> apart = s.outs;
       for (NodeId id = 0; id < static_cast<NodeId>(c.g.size()); ++id) {
