@@ -110,11 +110,12 @@ void print_profile(Step& step, int steps) {
       "  profile: %.2f ms/step in kernels; fused pairs: %d gelu-grad+mul, %d binary+binary, %d binary+binary+scale, "
       "%d matmul+scale, %d where+softmax, %d mul+sum/mean, %d matmul+bias, %d attention backwards by head, %d "
       "gelu, gelu-grad + mul, add or bf16 round in products, %d sum-to in products, %d layer-norm backwards by row (%d "
-      "with their add); %d round-bf16 of bf16 values and %d permutes of attention's heads not run\n",
+      "with their add); %d round-bf16 of bf16 values, %d read only by bf16 products and %d permutes of attention's "
+      "heads not run\n",
       total, ex.fused(Fuse::GeluGradMul), ex.fused(Fuse::Binary), ex.fused(Fuse::BinaryScale),
       ex.fused(Fuse::MatmulScale), ex.fused(Fuse::WhereSoftmax), ex.fused(Fuse::MulReduce), ex.fused(Fuse::MatmulBias),
       ex.fused(Fuse::AttentionGrad), ex.fused(Fuse::MatmulThen), ex.fused(Fuse::MatmulColumnSum),
-      ex.fused(Fuse::LayerNormGrad), ex.fused(Fuse::LayerNormGradAdd), ex.skipped_rounds(),
+      ex.fused(Fuse::LayerNormGrad), ex.fused(Fuse::LayerNormGradAdd), ex.skipped_rounds(), ex.operand_rounds(),
       ex.folded_permutes(cpu::CpuExecutor::Folded::AttentionOutput) +
           ex.folded_permutes(cpu::CpuExecutor::Folded::GradProducts));
   for (auto [ms, op] : by_op)
@@ -183,7 +184,7 @@ BENCHMARK(BM_MatmulExecutor)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealT
 // heads, 128 positions, head size 32) or the tiny one's (size 0: 8, 4, 16,
 // 8), forward only (backward: 0) or with autodiff's backward (1: the
 // gradients of q, k, v for a random dO), effective GFLOP/s counting the
-// causal half of each product.
+// causal half of each product; bf16 1: `:precision bf16`'s graph.
 void BM_Attention(benchmark::State& state) {
   const bool tiny = state.range(1) == 0;
   const int64_t b = tiny ? 8 : 16, h = tiny ? 4 : 8, t = tiny ? 16 : 128, d = tiny ? 8 : 32;
@@ -195,6 +196,11 @@ void BM_Attention(benchmark::State& state) {
   std::vector<NodeId> outputs{o};
   if (state.range(0)) {
     NodeId loss = ops::sum_all(g, ops::mul(g, o, ops::input(g, "r", {b, h, t, d}, DType::F32)));
+    if (state.range(2)) {
+      std::vector<NodeId> map;
+      g = round_products_bf16(g, {loss}, &map);
+      loss = map[loss];
+    }
     Gradients grads = backward(g, loss);
     outputs = {loss};
     for (const auto& [path, id] : grads.params) outputs.push_back(id);
@@ -219,8 +225,9 @@ void BM_Attention(benchmark::State& state) {
   state.SetLabel(std::to_string(ex.threads()) + " threads");
 }
 BENCHMARK(BM_Attention)
-    ->ArgNames({"backward", "size"})
-    ->ArgsProduct({{0, 1}, {2, 0}})
+    ->ArgNames({"backward", "size", "bf16"})
+    ->ArgsProduct({{0, 1}, {2, 0}, {0}})
+    ->Args({1, 2, 1})  // the medium config's, with its backward, under :precision bf16
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

@@ -5,8 +5,11 @@
 // definitions, on every instruction set and thread count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
+#include "backend/cpu/executor.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/test_util.h"
@@ -76,6 +79,46 @@ TEST(CpuBf16Product, MatmulOfBf16ValuesIsTheBf16Product) {
     }
   }
   set_isa(best);
+}
+
+// The rounds whose values only bf16 products read as operands are not run
+// (skip_operand_rounds: the products' packing rounds them): a parameter's,
+// through a transpose too, and one in place over a relu's output; but not
+// attention's v (its product with P is f32) nor one a sum reads too. Each
+// output has the bits it has with every round an output (so run), and the
+// products are the definition's.
+TEST(CpuBf16Product, RoundsOnlyProductsReadGiveTheSameBits) {
+  Case c;
+  Graph& g = c.g;
+  NodeId q = param(g, "q", {2, 3, 8, 16}, {}), k = param(g, "k", {2, 3, 8, 16}, {}),
+         v = param(g, "v", {2, 3, 8, 16}, {});
+  NodeId att = attention(g, round_bf16(g, q), round_bf16(g, k), round_bf16(g, v), true);
+  NodeId x = c.in({8, 16}), w = param(g, "w", {16, 12}, {}), w2 = param(g, "w2", {12, 16}, {});
+  NodeId y = matmul(g, round_bf16(g, relu(g, x)), transpose(g, round_bf16(g, w2)));
+  NodeId both = round_bf16(g, abs(g, x));  // a product and a sum read it
+  NodeId z = matmul(g, both, round_bf16(g, w));
+  NodeId s = sum(g, both, 1, false);
+  std::vector<NodeId> outs = {att, y, z, s}, with_rounds = outs;
+  for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id)
+    if (g.node(id).op == Op::RoundBf16) with_rounds.push_back(id);
+  CpuExecutor ex(g, plan::make_plan(g, outs), 2);
+  EXPECT_EQ(ex.operand_rounds(), 5) << "q's, k's, w's, w2's and the relu's";
+  c.fill_params();
+  auto skipped = c.cpu(outs, 2), run = c.cpu(with_rounds, 2);
+  const char* names[] = {"attention", "relu product", "abs product", "abs sum"};
+  for (size_t i = 0; i < outs.size(); ++i)
+    EXPECT_TRUE(same_bits(skipped[i], run[i])) << names[i] << " differs with the rounds run";
+  const std::vector<float>& xv = c.feeds.inputs.begin()->second.f;
+  const std::vector<float>&wv = c.feeds.params.at("w").f, &w2v = c.feeds.params.at("w2").f;
+  std::vector<float> relu_x(xv.size()), abs_x(xv.size()), w2t(w2v.size());
+  for (size_t e = 0; e < xv.size(); ++e)
+    relu_x[e] = bf16_operand(std::max(xv[e], 0.0f)), abs_x[e] = bf16_operand(std::fabs(xv[e]));
+  for (int64_t p = 0; p < 16; ++p)
+    for (int64_t j = 0; j < 12; ++j) w2t[p * 12 + j] = bf16_operand(w2v[j * 16 + p]);
+  std::vector<float> w_r(wv.size());
+  for (size_t e = 0; e < wv.size(); ++e) w_r[e] = bf16_operand(wv[e]);
+  EXPECT_EQ(std::memcmp(skipped[1].f.data(), product(relu_x, w2t, 8, 16, 12, true).data(), 4 * 8 * 12), 0) << names[1];
+  EXPECT_EQ(std::memcmp(skipped[2].f.data(), product(abs_x, w_r, 8, 16, 12, true).data(), 4 * 8 * 12), 0) << names[2];
 }
 
 }  // namespace

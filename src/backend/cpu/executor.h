@@ -100,6 +100,9 @@ class CpuExecutor {
   // Round-bf16 steps not run: in place over values already bf16
   // (skip_idempotent_rounds), for tests and the benchmark.
   int skipped_rounds() const { return skipped_rounds_; }
+  // Round-bf16 steps not run because only bf16 products read their value
+  // (skip_operand_rounds), for tests and the benchmark.
+  int operand_rounds() const { return operand_rounds_; }
   // Permutes moving attention's heads back that are not run: their input's
   // maker writes in their layout (fold_head_permutes), after the forward
   // attention or after its backward's products, for tests and the benchmark.
@@ -150,7 +153,8 @@ class CpuExecutor {
   bool apart(NodeId a, NodeId b) const;
   bool same_or_apart(NodeId a, NodeId b) const;
   int64_t fuse_pairs();
-  void skip_idempotent_rounds();
+  void skip_idempotent_rounds();  // executor_rounds.cpp
+  void skip_operand_rounds();
   // Who makes and who reads each node, for the region matchers: its step
   // (steps_.size() when none), the scheduled nodes reading it (each once),
   // and whether it is a graph output.
@@ -193,9 +197,10 @@ class CpuExecutor {
   std::array<int, static_cast<int>(Fuse::IntoPrevious) + 1> fusions_{};  // per kind
   int64_t heads_skipping_zeros_ = 0;
   int skipped_rounds_ = 0;
+  int operand_rounds_ = 0;
   int folded_permutes_[2] = {0, 0};
-  // Nodes whose values are in another node's bytes (fold_head_permutes):
-  // resolve_pointers points them there.
+  // Nodes whose values are in another node's bytes (fold_head_permutes,
+  // skip_operand_rounds): resolve_pointers points them there.
   struct Redirect {
     NodeId node, to;
   };

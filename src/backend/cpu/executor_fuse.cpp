@@ -48,24 +48,6 @@ bool CpuExecutor::same_or_apart(NodeId a, NodeId b) const {
   return (plan_.offset[a] == plan_.offset[b] && bytes(a) == bytes(b)) || apart(a, b);
 }
 
-// A round-bf16 in place over values that are bf16 already changes no bit
-// (round_bf16 of a bf16 value, an inf or a NaN is itself), so it is not
-// run: `:precision bf16` rounds every product's operands, and a product's
-// output, rounded as it is made, reaches the next product's operand
-// through a reshape and the permute that moves attention's heads, where
-// it was rounded again (at medium, 48 rounds of 2 MB a step).
-void CpuExecutor::skip_idempotent_rounds() {
-  for (Step& s : steps_) {
-    const Node& n = g_.node(s.id);
-    if (!s.compute || n.op != Op::RoundBf16) continue;
-    NodeId x = n.inputs[0];
-    bool in_place = plan_.offset[s.id] >= 0 && plan_.offset[s.id] == plan_.offset[x] && bytes(s.id) == bytes(x);
-    if (!in_place || !holds_bf16_values(g_, x)) continue;
-    s.compute = false;
-    ++skipped_rounds_;
-  }
-}
-
 // Pairs of steps fused into one pass, with the same arithmetic element by
 // element: a step whose output only the very next step reads (nothing runs
 // in between, so every buffer live at the pair is live for both).
