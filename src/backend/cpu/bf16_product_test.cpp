@@ -84,7 +84,8 @@ TEST(CpuBf16Product, MatmulOfBf16ValuesIsTheBf16Product) {
 // The rounds whose values only bf16 products read as operands are not run
 // (skip_operand_rounds: the products' packing rounds them): a parameter's,
 // through a transpose too, and one in place over a relu's output; but not
-// attention's v (its product with P is f32) nor one a sum reads too. Each
+// attention's v (its product with P is f32) nor one a sum reads too. And
+// attention's output rounded as it is written (fuse_output_rounds). Each
 // output has the bits it has with every round an output (so run), and the
 // products are the definition's.
 TEST(CpuBf16Product, RoundsOnlyProductsReadGiveTheSameBits) {
@@ -92,7 +93,7 @@ TEST(CpuBf16Product, RoundsOnlyProductsReadGiveTheSameBits) {
   Graph& g = c.g;
   NodeId q = param(g, "q", {2, 3, 8, 16}, {}), k = param(g, "k", {2, 3, 8, 16}, {}),
          v = param(g, "v", {2, 3, 8, 16}, {});
-  NodeId att = attention(g, round_bf16(g, q), round_bf16(g, k), round_bf16(g, v), true);
+  NodeId a = attention(g, round_bf16(g, q), round_bf16(g, k), round_bf16(g, v), true), att = round_bf16(g, a);
   NodeId x = c.in({8, 16}), w = param(g, "w", {16, 12}, {}), w2 = param(g, "w2", {12, 16}, {});
   NodeId y = matmul(g, round_bf16(g, relu(g, x)), transpose(g, round_bf16(g, w2)));
   NodeId both = round_bf16(g, abs(g, x));  // a product and a sum read it
@@ -101,11 +102,13 @@ TEST(CpuBf16Product, RoundsOnlyProductsReadGiveTheSameBits) {
   std::vector<NodeId> outs = {att, y, z, s}, with_rounds = outs;
   for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id)
     if (g.node(id).op == Op::RoundBf16) with_rounds.push_back(id);
+  with_rounds.push_back(a);  // attention's output too: its round run apart
   CpuExecutor ex(g, plan::make_plan(g, outs), 2);
   EXPECT_EQ(ex.operand_rounds(), 5) << "q's, k's, w's, w2's and the relu's";
+  EXPECT_EQ(ex.output_rounds(), 1) << "attention's output, rounded as it is written";
   c.fill_params();
   auto skipped = c.cpu(outs, 2), run = c.cpu(with_rounds, 2);
-  const char* names[] = {"attention", "relu product", "abs product", "abs sum"};
+  const char* names[] = {"attention, rounded", "relu product", "abs product", "abs sum"};
   for (size_t i = 0; i < outs.size(); ++i)
     EXPECT_TRUE(same_bits(skipped[i], run[i])) << names[i] << " differs with the rounds run";
   const std::vector<float>& xv = c.feeds.inputs.begin()->second.f;

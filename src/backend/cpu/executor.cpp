@@ -67,6 +67,7 @@ CpuExecutor::CpuExecutor(const Graph& g, const plan::Plan& plan, int threads) : 
   fuse_column_sums();
   fold_head_permutes();
   skip_operand_rounds();
+  fuse_output_rounds();
   if (staging_floats_ > 0) staging_.reset(new float[staging_floats_]);
   for (int t = 0; t < pool_.size(); ++t) {
     scratch_.emplace_back(new float[std::max<int64_t>(scratch, 1)]);

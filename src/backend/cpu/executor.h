@@ -103,6 +103,9 @@ class CpuExecutor {
   // Round-bf16 steps not run because only bf16 products read their value
   // (skip_operand_rounds), for tests and the benchmark.
   int operand_rounds() const { return operand_rounds_; }
+  // Round-bf16 steps made as attention or its backward by head writes their
+  // input (fuse_output_rounds), for tests and the benchmark.
+  int output_rounds() const { return output_rounds_; }
   // Permutes moving attention's heads back that are not run: their input's
   // maker writes in their layout (fold_head_permutes), after the forward
   // attention or after its backward's products, for tests and the benchmark.
@@ -155,6 +158,7 @@ class CpuExecutor {
   int64_t fuse_pairs();
   void skip_idempotent_rounds();  // executor_rounds.cpp
   void skip_operand_rounds();
+  void fuse_output_rounds();
   // Who makes and who reads each node, for the region matchers: its step
   // (steps_.size() when none), the scheduled nodes reading it (each once),
   // and whether it is a graph output.
@@ -198,6 +202,7 @@ class CpuExecutor {
   int64_t heads_skipping_zeros_ = 0;
   int skipped_rounds_ = 0;
   int operand_rounds_ = 0;
+  int output_rounds_ = 0;
   int folded_permutes_[2] = {0, 0};
   // Nodes whose values are in another node's bytes (fold_head_permutes,
   // skip_operand_rounds): resolve_pointers points them there.

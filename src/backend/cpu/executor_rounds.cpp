@@ -1,7 +1,7 @@
 // The round-bf16 steps of `:precision bf16` (graph/precision.h) that are
-// not run, for the same bits: those over values already bf16, and those
-// whose value only bf16 products read, which round their operands as they
-// pack them.
+// not run, for the same bits: those over values already bf16, those whose
+// value only bf16 products read, which round their operands as they pack
+// them, and those made as attention and its backward write their outputs.
 #include "backend/cpu/executor.h"
 
 namespace sx::cpu {
@@ -74,6 +74,46 @@ void CpuExecutor::skip_operand_rounds() {
     if (param)
       for (NodeId id : same) redirects_.push_back({id, x});
     ++operand_rounds_;
+  }
+}
+
+// A round-bf16 in place over attention's output, or over dV, dQ or dK of
+// attention's backward by head, that alone reads it: each head's rows are
+// rounded as soon as its product has written them, in cache (round_bf16_f,
+// as the round's kernel), where the round ran over the whole tensor again
+// (at medium, 24 rounds of 2 MB a step). After fold_head_permutes, whose
+// rounds between a product and its permute are these, still as steps then.
+void CpuExecutor::fuse_output_rounds() {
+  const size_t none = steps_.size();
+  const auto [step_of, users, output] = schedule_index();
+  // The round's step, run on its own, in place over x, x's one reader; else none.
+  auto round_of = [&](NodeId x) {
+    if (output[x] || users[x].size() != 1) return none;
+    NodeId u = users[x][0];
+    size_t r = step_of[u];
+    bool in_place = plan_.offset[u] >= 0 && plan_.offset[u] == plan_.offset[x] && bytes(u) == bytes(x);
+    if (r == none || g_.node(u).op != Op::RoundBf16 || !steps_[r].compute || steps_[r].fuse != Fuse::None ||
+        steps_[r].region >= 0 || !in_place)
+      return none;
+    return r;
+  };
+  for (Step& s : steps_) {
+    if (!s.compute || g_.node(s.id).op != Op::Attention || s.fuse != Fuse::None) continue;
+    size_t r = round_of(s.id);
+    if (r == none) continue;
+    s.prep.round_output = true;
+    steps_[r].compute = false;
+    ++output_rounds_;
+  }
+  for (AttentionGradRegion& region : attention_grads_) {
+    const size_t products[3] = {region.dv, region.dq, region.dk};
+    for (int w = 0; w < 3; ++w) {
+      size_t r = round_of(steps_[products[w]].id);
+      if (r == none) continue;
+      region.shape.round[w] = true;
+      steps_[r].compute = false;
+      ++output_rounds_;
+    }
   }
 }
 

@@ -39,6 +39,9 @@ struct Prep {
   // H heads (the permute that moved the heads back, not run: the executor's
   // fold_head_permutes); 0: as [B, H, T, D].
   int64_t heads_last = 0;
+  // attention: its output rounded to bf16 as a tile's rows are written (the
+  // round-bf16 in place after it, not run: fuse_output_rounds).
+  bool round_output = false;
 };
 
 struct Args {
@@ -117,6 +120,8 @@ struct AttentionGradSteps {
   // dV, dQ, dK ([B, H, rows or keys, D]) written as [B, rows or keys, H, D]
   // with these H heads (as Prep::heads_last); 0: as they are.
   int64_t heads_last[3] = {0, 0, 0};
+  // dV, dQ, dK rounded to bf16 as each head's are written (fuse_output_rounds).
+  bool round[3] = {false, false, false};
 };
 int64_t attention_grad_scratch(int64_t rows, int64_t keys, int64_t widest_product);  // floats per thread
 int64_t attention_grad_held(int64_t rows, int64_t keys);  // of which a head's values and lengths

@@ -126,9 +126,10 @@ TEST(CpuTrain, BitIdenticalForAnyThreadCount) {
 // does when the first one's output is also a graph output. Every kind fires on the gpt step, in f32 and (all but the
 // matmul's, whose product is rounded to bf16 before the mul) in bf16. In bf16 too, the rounds of values
 // already bf16 that are not run (skip_idempotent_rounds: attention's heads moved by a permute), run where
-// the permutes are outputs, and those only bf16 products read (skip_operand_rounds), run where they are
-// outputs; and the permutes moving attention's heads back, which attention and the
-// backward's products write in their layout instead (fold_head_permutes), run where those are outputs.
+// the permutes are outputs, and those only bf16 products read (skip_operand_rounds) or made as attention and
+// its backward write (fuse_output_rounds), run where they are outputs; and the permutes moving attention's heads back,
+// which attention and the backward's products write in their layout instead (fold_head_permutes), run where those are
+// outputs.
 TEST(CpuTrain, FusedPairsGiveTheSameBits) {
   using Fuse = CpuExecutor::Fuse;
   // Caches small enough that attention's backward runs head by head (it
@@ -159,6 +160,7 @@ TEST(CpuTrain, FusedPairsGiveTheSameBits) {
       if (bf16) {
         EXPECT_GT(ex.skipped_rounds(), 0);
         EXPECT_GT(ex.operand_rounds(), 0);
+        EXPECT_GT(ex.output_rounds(), 0);
       }
       for (int kind = 0; kind < 2; ++kind) folded[kind] += ex.folded_permutes(static_cast<CpuExecutor::Folded>(kind));
       std::vector<NodeId> apart = s.outs;

@@ -143,4 +143,11 @@ inline float round_bf16_f(float x) {
   return y;
 }
 
+// round_bf16_f over rows x cols floats, rows ld apart, in place (inlined:
+// vectorised for the caller's instruction set).
+[[gnu::always_inline]] inline void round_rows_bf16(float* x, int64_t rows, int64_t cols, int64_t ld) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) x[i * ld + j] = round_bf16_f(x[i * ld + j]);
+}
+
 }  // namespace sx::cpu
