@@ -159,6 +159,7 @@ const Gemm* CpuExecutor::product_extras(const Step& s, Gemm& then) const {
     then.ldo = tn.shape.back();
   }
   if (s.colsum_step) then.colsum = static_cast<float*>(ptr_[(&s)[s.colsum_step].id]);
+  then.colsum_rounded = s.colsum_rounded;
   return s.then_step || s.colsum_step ? &then : nullptr;
 }
 

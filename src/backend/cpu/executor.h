@@ -119,14 +119,15 @@ class CpuExecutor {
     std::vector<const void*> ins;
     bool compute;  // false for params, inputs, views and steps fused into the previous one
     Fuse fuse = Fuse::None;
-    int fuse_slot = 0;        // which input of the next step this one's output is
-    int fuse_next = 1;        // how far on that step is (params, which compute nothing, may sit between)
-    float fuse_scale = 1.0f;  // BinaryScale: the third step's scalar
-    int region = -1;          // the attention_grads_ region this step runs (its first member)
-    int norm_region = -1;     // the norm_grads_ region this step runs (its first member)
-    int then_step = 0;        // a matmul: how far on the step fused into its tiles is (0: none)
-    int then_slot = 0;        // which input of that step (an add) the product is
-    int colsum_step = 0;      // a matmul: how far back the sum-to of its op(B)'s rows is (0: none)
+    int fuse_slot = 0;            // which input of the next step this one's output is
+    int fuse_next = 1;            // how far on that step is (params, which compute nothing, may sit between)
+    float fuse_scale = 1.0f;      // BinaryScale: the third step's scalar
+    int region = -1;              // the attention_grads_ region this step runs (its first member)
+    int norm_region = -1;         // the norm_grads_ region this step runs (its first member)
+    int then_step = 0;            // a matmul: how far on the step fused into its tiles is (0: none)
+    int then_slot = 0;            // which input of that step (an add) the product is
+    int colsum_step = 0;          // a matmul: how far back the sum-to of its op(B)'s rows is (0: none)
+    bool colsum_rounded = false;  // and whether it sums them rounded to bf16 (skip_operand_rounds)
   };
   // Attention's backward found in the schedule (executor_attention_grad.cpp):
   // the member steps, by role, and the steps between them that it runs first.

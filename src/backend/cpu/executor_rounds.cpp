@@ -34,13 +34,18 @@ void CpuExecutor::skip_idempotent_rounds() {
 // the step), whose bytes the round's value and views then are. Not where a
 // product reads the operand otherwise: attention's backward by head (which
 // decides from its operands' magnitudes how to skip the mask's zeros),
-// attention's v (its product with P is f32). (A weight gradient that sums
-// op(B)'s rows as it packs them, MatmulColumnSum, does so for a sum-to that
-// reads them too.) At medium: the weights' copies and the layer-norms' and
-// gelu's outputs, 57 rounds of 0.5-8 MB a step.
+// attention's v (its product with P is f32). A sum-to made by a weight
+// gradient as it packs op(B) (MatmulColumnSum, a bias gradient) reads the
+// value too: it sums the values rounded (Gemm::colsum_rounded). At medium:
+// the weights' copies, the layer-norms' and gelu's outputs and gelu's
+// gradient, 63 rounds of 0.5-8 MB a step.
 void CpuExecutor::skip_operand_rounds() {
   const size_t none = steps_.size();
   const auto [step_of, users, output] = schedule_index();
+  // By a sum-to's step, the product that sums its input as it packs op(B) (fuse_column_sums).
+  std::vector<size_t> summed_by(steps_.size(), none);
+  for (size_t i = 0; i < steps_.size(); ++i)
+    if (steps_[i].colsum_step) summed_by[i + steps_[i].colsum_step] = i;
   auto bf16_operand = [&](NodeId u, NodeId v) {
     size_t i = step_of[u];
     if (i == none || !steps_[i].compute || !steps_[i].prep.bf16 || steps_[i].region >= 0) return false;
@@ -58,18 +63,25 @@ void CpuExecutor::skip_operand_rounds() {
     bool param = g_.node(x).op == Op::Param && plan_.offset[x] < 0;
     if (!in_place && !param) continue;
     // The round's value and its views (from its first byte), each read by products alone.
+    // A sum-to that a bf16 product makes as it packs op(B), which is the
+    // value, sums it rounded then (Gemm::colsum_rounded).
     std::vector<NodeId> same{s.id};
+    std::vector<size_t> sums;
     bool only_products = true;
     for (size_t k = 0; only_products && k < same.size(); ++k) {
       only_products = !output[same[k]];
       for (NodeId u : users[same[k]]) {
+        size_t by = step_of[u] == none ? none : summed_by[step_of[u]];
         if (plan_.view[u] && plan_.storage[u] == plan_.storage[s.id] && plan_.offset[u] == plan_.offset[s.id])
           same.push_back(u);
+        else if (by != none && steps_[by].prep.bf16)
+          sums.push_back(by);
         else
           only_products = only_products && bf16_operand(u, same[k]);
       }
     }
     if (!only_products) continue;
+    for (size_t by : sums) steps_[by].colsum_rounded = true;
     s.compute = false;
     if (param)
       for (NodeId id : same) redirects_.push_back({id, x});

@@ -68,8 +68,11 @@ struct Gemm {
   // Optional (op(B) not transposed): n floats set, as op(B) is packed, to
   // the sums of its columns: +0, then each of the k rows added in order, as
   // a sum-to over B's rows adds (a linear's bias gradient, B being gy); of a
-  // bf16 product, B's values as given, before the packing's bf16_operand.
+  // bf16 product, B's values as given, before the packing's bf16_operand, or
+  // with colsum_rounded each rounded to bf16 first (round_bf16, no flush):
+  // the values a round-bf16 that the packing was left to would have held.
   float* colsum = nullptr;
+  bool colsum_rounded = false;
   // Optional (f32, a product of one k block: attention's backward, head by
   // head), per row i of C: the terms p < k_from[i] and p >= k_to[i] of its
   // chain are zeros times finite values, and its columns j >= n_to[i] are

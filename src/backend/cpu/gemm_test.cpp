@@ -209,23 +209,26 @@ TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
 // Gemm::colsum: op(B)'s column sums made while it is packed, +0 then each
 // row added in order (what k_shape's sum-to adds), whatever the blocking,
 // instruction set and thread count; the product itself unchanged. A bf16
-// product sums B's values as given, on the f32 units and the bf16 units.
+// product sums B's values as given, on the f32 units and the bf16 units, or
+// each rounded to bf16 (colsum_rounded; a denormal's round kept).
 TEST(Gemm, ColumnSumsAreTheRowOrderSums) {
   IsaGuard guard;
   bool units_were = gemm_bf16_units();
   std::vector<Dims> shapes = {{13, 33, 17}, {15, 31, 257}, {145, 47, 513}, {64, 130, 2048}, {130, 400, 300}};
   for (Isa i : supported())
-    for (int kind = 0; kind < 3; ++kind) {  // f32, bf16 on the f32 units, bf16 on the bf16 units
+    for (int kind = 0; kind < 5; ++kind) {  // f32, bf16 on the f32 units, on the bf16 units; 3, 4: 1, 2 rounded
       set_isa(i);
-      if (kind == 2 && !set_gemm_bf16_units(true)) continue;
-      if (kind < 2) set_gemm_bf16_units(false);
+      if (kind % 2 == 0 && kind > 0 && !set_gemm_bf16_units(true)) continue;
+      if (kind % 2 == 1 || kind == 0) set_gemm_bf16_units(false);
+      const bool rounded = kind > 2;
       for (const Dims& s : shapes) {
         Operands o(s.m, s.n, s.k, true, false, 0, 1.0f, static_cast<uint32_t>(s.k));
-        o.b[0] = -0.0f;   // a column whose first value is -0: +0 + -0 is +0
-        o.b[1] = 1e-40f;  // a denormal: summed as it is, though the bf16 product reads it as 0
+        o.b[0] = -0.0f;             // a column whose first value is -0: +0 + -0 is +0
+        o.b[1] = 1e-40f;            // a denormal: summed as it is, though the bf16 product reads it as 0
+        o.b[2] = 0x1.fffffep-127f;  // rounds up to 2^-126
         std::vector<float> want(static_cast<size_t>(s.n), 0.0f), plain;
         for (int64_t p = 0; p < s.k; ++p)
-          for (int64_t j = 0; j < s.n; ++j) want[j] += o.at_b(p, j);
+          for (int64_t j = 0; j < s.n; ++j) want[j] += rounded ? round_bf16_f(o.at_b(p, j)) : o.at_b(p, j);
         Gemm bare = o.call(plain);
         bare.bf16 = kind > 0;
         run_gemm(bare, 0);
@@ -233,7 +236,7 @@ TEST(Gemm, ColumnSumsAreTheRowOrderSums) {
           std::vector<float> c, sums(static_cast<size_t>(s.n), -5.0f);
           Gemm g = o.call(c);
           g.bf16 = kind > 0;
-          g.colsum = sums.data();
+          g.colsum = sums.data(), g.colsum_rounded = rounded;
           run_gemm(g, threads);
           std::string what = std::string(isa_name(i)) + " kind " + std::to_string(kind) + " " + std::to_string(s.m) +
                              "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " on " + std::to_string(threads);

@@ -56,7 +56,7 @@ void run_matmul(const Args& a, const float* bias, const Gemm* then) {
     Gemm g = matmul_product(a, p);
     g.bias = bias;
     if (then) g.then = then->then, g.then_x = then->then_x, g.then_out = then->then_out, g.ldo = then->ldo;
-    if (then) g.colsum = then->colsum;
+    if (then) g.colsum = then->colsum, g.colsum_rounded = then->colsum_rounded;
     return g;
   };
   if (t.batches == 1) return gemm(product(0), a.pool, a.shared, a.scratch);
