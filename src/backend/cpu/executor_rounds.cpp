@@ -62,9 +62,9 @@ void CpuExecutor::skip_operand_rounds() {
     bool in_place = plan_.offset[s.id] >= 0 && plan_.offset[s.id] == plan_.offset[x] && bytes(s.id) == bytes(x);
     bool param = g_.node(x).op == Op::Param && plan_.offset[x] < 0;
     if (!in_place && !param) continue;
-    // The round's value and its views (from its first byte), each read by products alone.
-    // A sum-to that a bf16 product makes as it packs op(B), which is the
-    // value, sums it rounded then (Gemm::colsum_rounded).
+    // The round's value and its views (from its first byte), each read by
+    // products alone, or by a sum-to that a bf16 product makes as it packs
+    // the value as op(B) (then summed rounded).
     std::vector<NodeId> same{s.id};
     std::vector<size_t> sums;
     bool only_products = true;
