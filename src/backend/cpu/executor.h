@@ -156,6 +156,9 @@ class CpuExecutor {
   int64_t bytes(NodeId id) const;
   bool apart(NodeId a, NodeId b) const;
   bool same_or_apart(NodeId a, NodeId b) const;
+  // Whether no step from `from` to `last` writes x's bytes, counting what a
+  // step writes for steps fused with it (checked a reach past `last`).
+  bool untouched(NodeId x, size_t from, size_t last) const;
   int64_t fuse_pairs();
   void skip_idempotent_rounds();  // executor_rounds.cpp
   void skip_operand_rounds();

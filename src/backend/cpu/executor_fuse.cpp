@@ -33,6 +33,16 @@ bool CpuExecutor::apart(NodeId a, NodeId b) const {
   return o < 0 || xo < 0 || xo + bytes(b) <= o || o + bytes(a) <= xo;
 }
 
+bool CpuExecutor::untouched(NodeId x, size_t from, size_t last) const {
+  // A step may write a node planned up to 12 steps from it (the partner of a
+  // fused pair, a product's epilogue, a sum-to made in a later product, a
+  // region's outputs): the steps that far past `last` are looked at too.
+  constexpr size_t kReach = 12;
+  for (size_t i = from; i < std::min(last + kReach + 1, steps_.size()); ++i)
+    if (!apart(x, steps_[i].id)) return false;
+  return true;
+}
+
 CpuExecutor::Schedule CpuExecutor::schedule_index() const {
   Schedule s{std::vector<size_t>(g_.size(), steps_.size()), std::vector<std::vector<NodeId>>(g_.size()),
              std::vector<bool>(g_.size(), false)};

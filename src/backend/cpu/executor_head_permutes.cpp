@@ -98,13 +98,8 @@ void CpuExecutor::fold_head_permutes() {
         for (NodeId in : g_.node(steps_[i].id).inputs)
           if (plan_.storage[in] == out) last = i;
       for (NodeId id : same) kept = kept && !output[id];
-      // A step may write a later step's node (the partner of a fused pair, a
-      // product's epilogue, the plan's bytes of which were checked against the
-      // permute's, not x's): the steps up to kReach after the last are looked at too.
-      constexpr size_t kReach = 12;
-      for (size_t i = p + 1; kept && i <= std::min(last + kReach, steps_.size() - 1); ++i)
-        kept = apart(x, steps_[i].id);
-      if (!kept) continue;
+      // (The plan checked the permute's bytes against the steps', not x's.)
+      if (!kept || !untouched(x, p + 1, last)) continue;
       r.shape.heads_last[w] = g_.node(x).shape[1];
       steps_[p].compute = false;
       for (NodeId id : same) redirects_.push_back({id, x});

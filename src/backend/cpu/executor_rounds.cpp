@@ -2,6 +2,8 @@
 // not run, for the same bits: those over values already bf16, those whose
 // value only bf16 products read, which round their operands as they pack
 // them, and those made as attention and its backward write their outputs.
+#include <algorithm>
+
 #include "backend/cpu/executor.h"
 
 namespace sx::cpu {
@@ -31,7 +33,9 @@ void CpuExecutor::skip_idempotent_rounds() {
 // rounds to itself, quieted alike). So it is not run where the products can
 // read x instead: the round is in place over x (nothing else reads x's
 // bytes after it), or x is a parameter (its bytes live and unwritten through
-// the step), whose bytes the round's value and views then are. Not where a
+// the step), or x's bytes hold x until the round's last reader (x is read
+// later, and no step writes them in between: the residual gradient's sums,
+// rounded apart), whose bytes the round's value and views then are. Not where a
 // product reads the operand otherwise: attention's backward by head (which
 // decides from its operands' magnitudes how to skip the mask's zeros),
 // attention's v (its product with P is f32). A sum-to made by a weight
@@ -55,35 +59,43 @@ void CpuExecutor::skip_operand_rounds() {
     if (n.op == Op::Attention) return operand && n.inputs[2] != v && s.fuse == Fuse::None;
     return n.op == Op::Matmul && operand;
   };
-  for (Step& s : steps_) {
+  for (size_t at = 0; at < steps_.size(); ++at) {
+    Step& s = steps_[at];
     const Node& n = g_.node(s.id);
     if (!s.compute || n.op != Op::RoundBf16 || s.fuse != Fuse::None || s.region >= 0 || s.norm_region >= 0) continue;
     NodeId x = n.inputs[0];
     bool in_place = plan_.offset[s.id] >= 0 && plan_.offset[s.id] == plan_.offset[x] && bytes(s.id) == bytes(x);
     bool param = g_.node(x).op == Op::Param && plan_.offset[x] < 0;
-    if (!in_place && !param) continue;
+    bool moved = std::any_of(redirects_.begin(), redirects_.end(), [x](const Redirect& r) { return r.node == x; });
+    bool in_arena = !in_place && !moved && plan_.offset[x] >= 0 && plan_.offset[s.id] >= 0;
+    if (!in_place && !param && !in_arena) continue;
     // The round's value and its views (from its first byte), each read by
     // products alone, or by a sum-to that a bf16 product makes as it packs
     // the value as op(B) (then summed rounded).
     std::vector<NodeId> same{s.id};
     std::vector<size_t> sums;
     bool only_products = true;
+    size_t last = at;  // the last step that reads it
     for (size_t k = 0; only_products && k < same.size(); ++k) {
       only_products = !output[same[k]];
       for (NodeId u : users[same[k]]) {
         size_t by = step_of[u] == none ? none : summed_by[step_of[u]];
-        if (plan_.view[u] && plan_.storage[u] == plan_.storage[s.id] && plan_.offset[u] == plan_.offset[s.id])
+        if (plan_.view[u] && plan_.storage[u] == plan_.storage[s.id] && plan_.offset[u] == plan_.offset[s.id]) {
           same.push_back(u);
-        else if (by != none && steps_[by].prep.bf16)
-          sums.push_back(by);
-        else
+        } else if (by != none && steps_[by].prep.bf16) {
+          sums.push_back(by), last = std::max(last, by);
+        } else {
           only_products = only_products && bf16_operand(u, same[k]);
+          if (step_of[u] != none) last = std::max(last, step_of[u]);
+        }
       }
     }
-    if (!only_products) continue;
+    // Apart from x, the round is left out where x's bytes hold x until the
+    // last reader (x lives on: another step reads it after the round).
+    if (!only_products || (in_arena && !untouched(x, at + 1, last))) continue;
     for (size_t by : sums) steps_[by].colsum_rounded = true;
     s.compute = false;
-    if (param)
+    if (!in_place)
       for (NodeId id : same) redirects_.push_back({id, x});
     ++operand_rounds_;
   }
