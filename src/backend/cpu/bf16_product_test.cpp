@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "backend/cpu/executor.h"
 #include "backend/cpu/gemm.h"
@@ -81,6 +83,20 @@ TEST(CpuBf16Product, MatmulOfBf16ValuesIsTheBf16Product) {
   set_isa(best);
 }
 
+// The outputs, checked to have the bits they have with every round-bf16
+// (and `also`) an output too, so run.
+std::vector<ref::Tensor<float>> with_rounds_run(Case& c, const std::vector<NodeId>& outs, std::vector<NodeId> also,
+                                                const std::vector<std::string>& names) {
+  for (NodeId id = 0; id < static_cast<NodeId>(c.g.size()); ++id)
+    if (c.g.node(id).op == Op::RoundBf16) also.push_back(id);
+  also.insert(also.begin(), outs.begin(), outs.end());
+  c.fill_params();
+  auto left = c.cpu(outs, 2), run = c.cpu(also, 2);
+  for (size_t i = 0; i < outs.size(); ++i)
+    EXPECT_TRUE(same_bits(left[i], run[i])) << names[i] << " differs with the rounds run";
+  return left;
+}
+
 // The rounds whose values only bf16 products read as operands are not run
 // (skip_operand_rounds: the products' packing rounds them): a parameter's,
 // through a transpose too, and one in place over a relu's output; but not
@@ -99,18 +115,12 @@ TEST(CpuBf16Product, RoundsOnlyProductsReadGiveTheSameBits) {
   NodeId both = round_bf16(g, abs(g, x));  // a product and a sum read it
   NodeId z = matmul(g, both, round_bf16(g, w));
   NodeId s = sum(g, both, 1, false);
-  std::vector<NodeId> outs = {att, y, z, s}, with_rounds = outs;
-  for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id)
-    if (g.node(id).op == Op::RoundBf16) with_rounds.push_back(id);
-  with_rounds.push_back(a);  // attention's output too: its round run apart
+  std::vector<NodeId> outs = {att, y, z, s};
   CpuExecutor ex(g, plan::make_plan(g, outs), 2);
   EXPECT_EQ(ex.operand_rounds(), 5) << "q's, k's, w's, w2's and the relu's";
   EXPECT_EQ(ex.output_rounds(), 1) << "attention's output, rounded as it is written";
-  c.fill_params();
-  auto skipped = c.cpu(outs, 2), run = c.cpu(with_rounds, 2);
-  const char* names[] = {"attention, rounded", "relu product", "abs product", "abs sum"};
-  for (size_t i = 0; i < outs.size(); ++i)
-    EXPECT_TRUE(same_bits(skipped[i], run[i])) << names[i] << " differs with the rounds run";
+  // (Attention's output an output too: its round run apart.)
+  auto skipped = with_rounds_run(c, outs, {a}, {"attention, rounded", "relu product", "abs product", "abs sum"});
   const std::vector<float>& xv = c.feeds.inputs.begin()->second.f;
   const std::vector<float>&wv = c.feeds.params.at("w").f, &w2v = c.feeds.params.at("w2").f;
   std::vector<float> relu_x(xv.size()), abs_x(xv.size()), w2t(w2v.size());
@@ -120,8 +130,10 @@ TEST(CpuBf16Product, RoundsOnlyProductsReadGiveTheSameBits) {
     for (int64_t j = 0; j < 12; ++j) w2t[p * 12 + j] = bf16_operand(w2v[j * 16 + p]);
   std::vector<float> w_r(wv.size());
   for (size_t e = 0; e < wv.size(); ++e) w_r[e] = bf16_operand(wv[e]);
-  EXPECT_EQ(std::memcmp(skipped[1].f.data(), product(relu_x, w2t, 8, 16, 12, true).data(), 4 * 8 * 12), 0) << names[1];
-  EXPECT_EQ(std::memcmp(skipped[2].f.data(), product(abs_x, w_r, 8, 16, 12, true).data(), 4 * 8 * 12), 0) << names[2];
+  EXPECT_EQ(std::memcmp(skipped[1].f.data(), product(relu_x, w2t, 8, 16, 12, true).data(), 4 * 8 * 12), 0)
+      << "relu product";
+  EXPECT_EQ(std::memcmp(skipped[2].f.data(), product(abs_x, w_r, 8, 16, 12, true).data(), 4 * 8 * 12), 0)
+      << "abs product";
 }
 
 // A round not in place over an arena value x is left to its products only
@@ -135,19 +147,13 @@ TEST(CpuBf16Product, ARoundLeftToProductsReadsItsInputOnlyWhileItLives) {
   NodeId a = c.in({8, 16}), b = c.in({8, 16}), w = round_bf16(g, param(g, "w", {16, 16}, {}));
   NodeId x = add(g, a, b), rx = round_bf16(g, x), dies = neg(g, x), m = matmul(g, rx, w);
   NodeId x2 = sub(g, a, b), m2 = matmul(g, round_bf16(g, x2), w), lives = sum(g, x2, 1, false);
-  std::vector<NodeId> outs = {dies, m, m2, lives}, with_rounds = outs;
-  for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id)
-    if (g.node(id).op == Op::RoundBf16) with_rounds.push_back(id);
+  std::vector<NodeId> outs = {dies, m, m2, lives};
   plan::Plan p = plan::make_plan(g, outs);
   ASSERT_TRUE(p.offset[dies] == p.offset[x] && p.position[rx] < p.position[dies] && p.position[dies] < p.position[m])
       << "the neg is not in place over x between the round and the product: the case tests nothing";
   CpuExecutor ex(g, p, 2);
   EXPECT_EQ(ex.operand_rounds(), 2) << "w's and x2's";
-  c.fill_params();
-  auto left = c.cpu(outs, 2), run = c.cpu(with_rounds, 2);
-  const char* names[] = {"-x", "x's product", "x2's product", "x2's sum"};
-  for (size_t i = 0; i < outs.size(); ++i)
-    EXPECT_TRUE(same_bits(left[i], run[i])) << names[i] << " differs with the rounds run";
+  with_rounds_run(c, outs, {}, {"-x", "x's product", "x2's product", "x2's sum"});
 }
 
 }  // namespace
