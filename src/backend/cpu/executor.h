@@ -159,6 +159,8 @@ class CpuExecutor {
   // Whether no step from `from` to `last` writes x's bytes, counting what a
   // step writes for steps fused with it (checked a reach past `last`).
   bool untouched(NodeId x, size_t from, size_t last) const;
+  // Whether `out` is in the arena over exactly x's bytes.
+  bool in_place(NodeId out, NodeId x) const;
   int64_t fuse_pairs();
   void skip_idempotent_rounds();  // executor_rounds.cpp
   void skip_operand_rounds();
@@ -172,6 +174,9 @@ class CpuExecutor {
     std::vector<bool> output;
   };
   Schedule schedule_index() const;
+  // The step of the round-bf16 in place over x that alone reads it (x not
+  // an output), run on its own; steps_.size() when none (executor_rounds.cpp).
+  size_t lone_round_after(NodeId x, const Schedule& s) const;
   int64_t fuse_attention_grads();
   void fuse_norm_grads();
   void fuse_into_products();

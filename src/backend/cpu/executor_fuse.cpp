@@ -43,6 +43,10 @@ bool CpuExecutor::untouched(NodeId x, size_t from, size_t last) const {
   return true;
 }
 
+bool CpuExecutor::in_place(NodeId out, NodeId x) const {
+  return plan_.offset[out] >= 0 && plan_.offset[out] == plan_.offset[x] && bytes(out) == bytes(x);
+}
+
 CpuExecutor::Schedule CpuExecutor::schedule_index() const {
   Schedule s{std::vector<size_t>(g_.size(), steps_.size()), std::vector<std::vector<NodeId>>(g_.size()),
              std::vector<bool>(g_.size(), false)};

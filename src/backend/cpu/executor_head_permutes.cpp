@@ -24,7 +24,8 @@ bool heads_back(const Node& n) {
 
 void CpuExecutor::fold_head_permutes() {
   const size_t none = steps_.size();
-  const auto [step_of, users, output] = schedule_index();
+  const Schedule index = schedule_index();
+  const auto& [step_of, users, output] = index;
   // The step of the permute that alone reads x (no view between), if it
   // moves heads back, is run on its own and has bytes in the arena.
   auto permute_of = [&](NodeId x) {
@@ -42,15 +43,11 @@ void CpuExecutor::fold_head_permutes() {
   auto permute_after = [&](NodeId x, NodeId* round) {
     *round = kNoNode;
     size_t p = permute_of(x);
-    if (p != none || output[x] || users[x].size() != 1) return p;
-    NodeId u = users[x][0];
-    size_t r = step_of[u];
-    bool in_place = r != none && plan_.offset[u] >= 0 && plan_.offset[u] == plan_.offset[x];
-    if (!in_place || g_.node(u).op != Op::RoundBf16 || !steps_[r].compute || steps_[r].fuse != Fuse::None ||
-        steps_[r].region >= 0)
-      return none;
-    *round = u;
-    return permute_of(u);
+    if (p != none) return p;
+    size_t r = lone_round_after(x, index);
+    if (r == none) return none;
+    *round = steps_[r].id;
+    return permute_of(*round);
   };
 
   // The forward: attention writes into the permute's bytes, which must not

@@ -19,8 +19,7 @@ void CpuExecutor::skip_idempotent_rounds() {
     const Node& n = g_.node(s.id);
     if (!s.compute || n.op != Op::RoundBf16) continue;
     NodeId x = n.inputs[0];
-    bool in_place = plan_.offset[s.id] >= 0 && plan_.offset[s.id] == plan_.offset[x] && bytes(s.id) == bytes(x);
-    if (!in_place || !holds_bf16_values(g_, x)) continue;
+    if (!in_place(s.id, x) || !holds_bf16_values(g_, x)) continue;
     s.compute = false;
     ++skipped_rounds_;
   }
@@ -64,11 +63,11 @@ void CpuExecutor::skip_operand_rounds() {
     const Node& n = g_.node(s.id);
     if (!s.compute || n.op != Op::RoundBf16 || s.fuse != Fuse::None || s.region >= 0 || s.norm_region >= 0) continue;
     NodeId x = n.inputs[0];
-    bool in_place = plan_.offset[s.id] >= 0 && plan_.offset[s.id] == plan_.offset[x] && bytes(s.id) == bytes(x);
+    bool over_x = in_place(s.id, x);
     bool param = g_.node(x).op == Op::Param && plan_.offset[x] < 0;
     bool moved = std::any_of(redirects_.begin(), redirects_.end(), [x](const Redirect& r) { return r.node == x; });
-    bool in_arena = !in_place && !moved && plan_.offset[x] >= 0 && plan_.offset[s.id] >= 0;
-    if (!in_place && !param && !in_arena) continue;
+    bool in_arena = !over_x && !moved && plan_.offset[x] >= 0 && plan_.offset[s.id] >= 0;
+    if (!over_x && !param && !in_arena) continue;
     // The round's value and its views (from its first byte), each read by
     // products alone, or by a sum-to that a bf16 product makes as it packs
     // the value as op(B) (then summed rounded).
@@ -95,10 +94,21 @@ void CpuExecutor::skip_operand_rounds() {
     if (!only_products || (in_arena && !untouched(x, at + 1, last))) continue;
     for (size_t by : sums) steps_[by].colsum_rounded = true;
     s.compute = false;
-    if (!in_place)
+    if (!over_x)
       for (NodeId id : same) redirects_.push_back({id, x});
     ++operand_rounds_;
   }
+}
+
+size_t CpuExecutor::lone_round_after(NodeId x, const Schedule& s) const {
+  const size_t none = steps_.size();
+  if (s.output[x] || s.users[x].size() != 1) return none;
+  NodeId u = s.users[x][0];
+  size_t r = s.step_of[u];
+  if (r == none || g_.node(u).op != Op::RoundBf16 || !steps_[r].compute || steps_[r].fuse != Fuse::None ||
+      steps_[r].region >= 0 || !in_place(u, x))
+    return none;
+  return r;
 }
 
 // A round-bf16 in place over attention's output, or over dV, dQ or dK of
@@ -109,21 +119,10 @@ void CpuExecutor::skip_operand_rounds() {
 // rounds between a product and its permute are these, still as steps then.
 void CpuExecutor::fuse_output_rounds() {
   const size_t none = steps_.size();
-  const auto [step_of, users, output] = schedule_index();
-  // The round's step, run on its own, in place over x, x's one reader; else none.
-  auto round_of = [&](NodeId x) {
-    if (output[x] || users[x].size() != 1) return none;
-    NodeId u = users[x][0];
-    size_t r = step_of[u];
-    bool in_place = plan_.offset[u] >= 0 && plan_.offset[u] == plan_.offset[x] && bytes(u) == bytes(x);
-    if (r == none || g_.node(u).op != Op::RoundBf16 || !steps_[r].compute || steps_[r].fuse != Fuse::None ||
-        steps_[r].region >= 0 || !in_place)
-      return none;
-    return r;
-  };
+  const Schedule index = schedule_index();
   for (Step& s : steps_) {
     if (!s.compute || g_.node(s.id).op != Op::Attention || s.fuse != Fuse::None) continue;
-    size_t r = round_of(s.id);
+    size_t r = lone_round_after(s.id, index);
     if (r == none) continue;
     s.prep.round_output = true;
     steps_[r].compute = false;
@@ -132,7 +131,7 @@ void CpuExecutor::fuse_output_rounds() {
   for (AttentionGradRegion& region : attention_grads_) {
     const size_t products[3] = {region.dv, region.dq, region.dk};
     for (int w = 0; w < 3; ++w) {
-      size_t r = round_of(steps_[products[w]].id);
+      size_t r = lone_round_after(steps_[products[w]].id, index);
       if (r == none) continue;
       region.shape.round[w] = true;
       steps_[r].compute = false;
