@@ -109,14 +109,15 @@ void print_profile(Step& step, int steps) {
   std::printf(
       "  profile: %.2f ms/step in kernels; fused pairs: %d gelu-grad+mul, %d binary+binary, %d binary+binary+scale, "
       "%d matmul+scale, %d where+softmax, %d mul+sum/mean, %d matmul+bias, %d attention backwards by head, %d "
-      "gelu, gelu-grad + mul, add or bf16 round in products, %d sum-to in products, %d layer-norm backwards by row (%d "
+      "gelu, gelu-grad + mul or add and %d bf16 rounds in products, %d sum-to in products, %d layer-norm backwards by "
+      "row (%d "
       "with their add); %d round-bf16 of bf16 values, %d read only by bf16 products, %d made by attention as it "
       "writes and %d permutes of attention's heads not run\n",
       total, ex.fused(Fuse::GeluGradMul), ex.fused(Fuse::Binary), ex.fused(Fuse::BinaryScale),
       ex.fused(Fuse::MatmulScale), ex.fused(Fuse::WhereSoftmax), ex.fused(Fuse::MulReduce), ex.fused(Fuse::MatmulBias),
-      ex.fused(Fuse::AttentionGrad), ex.fused(Fuse::MatmulThen), ex.fused(Fuse::MatmulColumnSum),
-      ex.fused(Fuse::LayerNormGrad), ex.fused(Fuse::LayerNormGradAdd), ex.skipped_rounds(), ex.operand_rounds(),
-      ex.output_rounds(),
+      ex.fused(Fuse::AttentionGrad), ex.fused(Fuse::MatmulThen), ex.fused(Fuse::MatmulRound),
+      ex.fused(Fuse::MatmulColumnSum), ex.fused(Fuse::LayerNormGrad), ex.fused(Fuse::LayerNormGradAdd),
+      ex.skipped_rounds(), ex.operand_rounds(), ex.output_rounds(),
       ex.folded_permutes(cpu::CpuExecutor::Folded::AttentionOutput) +
           ex.folded_permutes(cpu::CpuExecutor::Folded::GradProducts));
   for (auto [ms, op] : by_op)

@@ -143,12 +143,11 @@ void CpuExecutor::run(uint64_t rng_offset) {
 }
 
 const Gemm* CpuExecutor::product_extras(const Step& s, Gemm& then) const {
+  then.round_output = s.round_step != 0;
   if (s.then_step) {
     const Step& t = (&s)[s.then_step];
     const Node& tn = g_.node(t.id);
-    if (tn.op == Op::RoundBf16) {
-      then.then = Gemm::Then::RoundBf16;
-    } else if (tn.op == Op::Add) {  // the product's output is input `then_slot` of the add
+    if (tn.op == Op::Add) {  // the product's output is input `then_slot` of the add
       then.then = s.then_slot == 0 ? Gemm::Then::AddAfter : Gemm::Then::AddBefore;
       then.then_x = static_cast<const float*>(t.ins[1 - s.then_slot]);
     } else {
@@ -160,7 +159,7 @@ const Gemm* CpuExecutor::product_extras(const Step& s, Gemm& then) const {
   }
   if (s.colsum_step) then.colsum = static_cast<float*>(ptr_[(&s)[s.colsum_step].id]);
   then.colsum_rounded = s.colsum_rounded;
-  return s.then_step || s.colsum_step ? &then : nullptr;
+  return s.round_step || s.then_step || s.colsum_step ? &then : nullptr;
 }
 
 void CpuExecutor::execute(Step& s, uint64_t rng_offset) {

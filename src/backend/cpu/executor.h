@@ -87,6 +87,7 @@ class CpuExecutor {
     MatmulBias,
     AttentionGrad,     // attention's backward, head by head (counted once per region)
     MatmulThen,        // a gelu, a gelu-grad + mul pair or an add in a product's tiles (counted per product)
+    MatmulRound,       // the round of a bf16 product's output, in its blocks
     MatmulColumnSum,   // a sum-to of op(B)'s rows as the product packs them (a bias gradient)
     LayerNormGrad,     // a layer-norm's input gradient, row by row (counted once per region)
     LayerNormGradAdd,  // the add that alone reads that gradient, in the same pass
@@ -124,6 +125,7 @@ class CpuExecutor {
     float fuse_scale = 1.0f;      // BinaryScale: the third step's scalar
     int region = -1;              // the attention_grads_ region this step runs (its first member)
     int norm_region = -1;         // the norm_grads_ region this step runs (its first member)
+    int round_step = 0;           // a bf16 matmul: how far on the round of its output made in it is (0: none)
     int then_step = 0;            // a matmul: how far on the step fused into its tiles is (0: none)
     int then_slot = 0;            // which input of that step (an add) the product is
     int colsum_step = 0;          // a matmul: how far back the sum-to of its op(B)'s rows is (0: none)

@@ -217,8 +217,10 @@ namespace sx::cpu {
 //   gradient, which reads the same gy).
 // - an add of the product and another operand of its shape (the residual
 //   stream, a gradient's two parts summed), the operands in the add's order.
-// - (bf16 products, batched ones too) the round of the product's output
-//   that `:precision bf16` puts after it (and its bias or scale), in place.
+// A bf16 product (batched ones too) makes the round of its output that
+// `:precision bf16` puts after it (and its bias or scale), in place
+// (Gemm::round_output); then, or without a round, a single product one of
+// those steps, over each block after the round.
 // The step's output is then written before the steps scheduled between
 // them, so it must not meet what they read or write; nor the product's
 // operands (other tiles still read them); and be C or x itself (read, then
@@ -234,24 +236,30 @@ void CpuExecutor::fuse_into_products() {
         (!bf16 && s.prep.mm.batches != 1) ||
         (s.fuse != Fuse::None && s.fuse != Fuse::MatmulBias && !(bf16 && s.fuse == Fuse::MatmulScale)) || s.region >= 0)
       continue;
-    // C: the node holding the product's final values (the bias add's or the scale's, when fused).
+    // C: the node holding the product's final values (the bias add's or the
+    // scale's, when fused; the round's, once it is made in the product).
     size_t from = s.fuse != Fuse::None ? i + s.fuse_next + 1 : i + 1;
     NodeId c = s.fuse != Fuse::None ? steps_[i + s.fuse_next].id : s.id;
+    NodeId fused_operand = s.fuse != Fuse::None ? g_.node(c).inputs[1 - s.fuse_slot] : kNoNode;  // the bias
+    bool round = bf16;            // the next step to find is the round
     std::vector<NodeId> between;  // the compute steps passed over
     for (size_t at = from; at < std::min(steps_.size(), from + kWindow); ++at) {
       Step& t = steps_[at];
       const Node& tn = g_.node(t.id);
       NodeId out = kNoNode, x = kNoNode;
-      if (bf16) {
-        bool in_place = plan_.offset[c] >= 0 && plan_.offset[t.id] == plan_.offset[c] && bytes(t.id) == bytes(c);
-        if (t.compute && tn.op == Op::RoundBf16 && t.fuse == Fuse::None && tn.inputs[0] == c && in_place) out = t.id;
-      } else if (t.compute && tn.op == Op::Gelu && t.fuse == Fuse::None && tn.inputs[0] == c) {
+      if (!t.compute) {
+        // a param or a view
+      } else if (round && tn.op == Op::RoundBf16) {
+        if (t.fuse == Fuse::None && tn.inputs[0] == c && in_place(t.id, c)) out = t.id;
+      } else if (s.prep.mm.batches != 1) {
+        // a batched product makes no elementwise step
+      } else if (tn.op == Op::Gelu && t.fuse == Fuse::None && tn.inputs[0] == c) {
         out = t.id;
-      } else if (t.compute && tn.op == Op::Add && t.fuse == Fuse::None && tn.inputs.size() == 2 &&
+      } else if (tn.op == Op::Add && t.fuse == Fuse::None && tn.inputs.size() == 2 &&
                  (tn.inputs[0] == c) != (tn.inputs[1] == c)) {
         s.then_slot = tn.inputs[0] == c ? 0 : 1;
         out = t.id, x = tn.inputs[1 - s.then_slot];
-      } else if (t.compute && t.fuse == Fuse::GeluGradMul && s.fuse == Fuse::None && at + 1 < steps_.size()) {
+      } else if (t.fuse == Fuse::GeluGradMul && s.fuse == Fuse::None && at + 1 < steps_.size()) {
         const Node& mul = g_.node(steps_[at + 1].id);
         if (mul.inputs[1 - t.fuse_slot] == c) out = steps_[at + 1].id, x = tn.inputs[0];
       }
@@ -267,17 +275,23 @@ void CpuExecutor::fuse_into_products() {
              plan_.position[viewed(x)] < plan_.position[s.id];
       }
       for (NodeId operand : mm.inputs) ok = ok && apart(out, operand);
-      if (s.fuse != Fuse::None) ok = ok && apart(out, g_.node(c).inputs[1 - s.fuse_slot]);
+      if (fused_operand != kNoNode) ok = ok && apart(out, fused_operand);
       for (NodeId b : between) {
         ok = ok && apart(out, b);
         for (NodeId in : g_.node(b).inputs) ok = ok && apart(out, in);
       }
-      if (ok) {
-        s.then_step = static_cast<int>(out == t.id ? at - i : at + 1 - i);
-        t.compute = false;
-        if (out != t.id) steps_[at + 1].compute = false;
-        ++fusions_[static_cast<int>(Fuse::MatmulThen)];
+      if (!ok) break;
+      t.compute = false;
+      bool rounds = tn.op == Op::RoundBf16;
+      ++fusions_[static_cast<int>(rounds ? Fuse::MatmulRound : Fuse::MatmulThen)];
+      if (rounds) {
+        s.round_step = static_cast<int>(at - i);
+        c = out, round = false;
+        if (s.prep.mm.batches != 1) break;
+        continue;
       }
+      s.then_step = static_cast<int>(out == t.id ? at - i : at + 1 - i);
+      if (out != t.id) steps_[at + 1].compute = false;
       break;
     }
   }

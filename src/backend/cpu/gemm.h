@@ -50,18 +50,19 @@ struct Gemm {
   // Optional, n floats: added to every row after alpha, c = c * alpha +
   // bias[j], as a following add of a broadcast row would (a linear's bias).
   const float* bias = nullptr;
-  // Optional (f32 products only): an elementwise op the plan had next,
-  // applied to each tile of C once it is final, while it is in L1, with the
-  // op's own function (vmath.h), so the bits of the op's kernel: Gelu: out
-  // = gelu(C) (C kept); GeluGradMul: out = gelu_grad(x) * C; AddAfter: out
-  // = C + x; AddBefore: out = x + C (the operands in the add's order). out
-  // and x are [m, n] with row stride ldo; out may be C itself or x, not part
-  // of either nor of a or b (other tiles still read them).
-  // RoundBf16 (bf16 products only; C in place, out and x unused): C =
-  // round_bf16(C) after alpha and the bias, as `:precision bf16` rounds a
-  // product's output (graph/precision.h), in the pass that applies them to
-  // each block.
-  enum class Then { None, Gelu, GeluGradMul, AddAfter, AddBefore, RoundBf16 } then = Then::None;
+  // Optional (bf16 products only): C = round_bf16(C) after alpha and the
+  // bias, as `:precision bf16` rounds a product's output
+  // (graph/precision.h), in the pass that applies them to each block.
+  bool round_output = false;
+  // Optional (products of one batch): an elementwise op the plan had next,
+  // applied to C once it is final (an f32 product's tile while it is in
+  // L1; a bf16 product's block after round_output, while it is in L2), with
+  // the op's own function (vmath.h), so the bits of the op's kernel: Gelu:
+  // out = gelu(C) (C kept); GeluGradMul: out = gelu_grad(x) * C; AddAfter:
+  // out = C + x; AddBefore: out = x + C (the operands in the add's order).
+  // out and x are [m, n] with row stride ldo; out may be C itself or x, not
+  // part of either nor of a or b (other tiles still read them).
+  enum class Then { None, Gelu, GeluGradMul, AddAfter, AddBefore } then = Then::None;
   const float* then_x = nullptr;
   float* then_out = nullptr;
   int64_t ldo = 0;

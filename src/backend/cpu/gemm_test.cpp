@@ -149,12 +149,12 @@ TEST(Gemm, BiasIsAddedAfterTheChainOnEveryIsaAndThreadCount) {
     for (int64_t r = 0; r < o.m; ++r)
       for (int64_t j = 0; j < o.n; ++j) plain[r * o.n + j] = plain[r * o.n + j] + o.bias[j];
     EXPECT_TRUE(same_bits(plain, with)) << "bf16, units " << units;
-    // Then::RoundBf16: the output of the bias add rounded, serially and over the pool.
+    // round_output: the output of the bias add rounded, serially and over the pool.
     for (float& v : plain) v = round_bf16_f(v);
     for (int threads : {0, 1, 3}) {
       std::vector<float> rounded;
       Gemm r = o.call(rounded);
-      r.bf16 = true, r.then = Gemm::Then::RoundBf16;
+      r.bf16 = true, r.round_output = true;
       run_gemm(r, threads);
       EXPECT_TRUE(same_bits(plain, rounded)) << "bf16 rounded, units " << units << ", threads " << threads;
     }
@@ -165,45 +165,58 @@ TEST(Gemm, BiasIsAddedAfterTheChainOnEveryIsaAndThreadCount) {
 // An elementwise step fused into the tiles (Gemm::then): what the step's own
 // function gives from the final C (after alpha and the bias), written apart,
 // over C itself or over x, on every instruction set, serially and over the
-// pool, tiles at every edge.
+// pool, tiles at every edge. And after a bf16 product's round_output (on
+// the f32 units and, where the CPU has them, the bf16 units): the step's
+// function of the rounded C, C itself rounded.
 TEST(Gemm, ThenStepGivesTheOpsBitsOnEveryIsaAndThreadCount) {
   IsaGuard guard;
+  bool units_were = gemm_bf16_units();
   std::vector<Dims> shapes = {{13, 33, 17},    {15, 31, 257},   {145, 47, 513},
                               {200, 130, 600}, {130, 400, 300}, {64, 64, 33}};
-  for (Isa i : supported()) {
-    set_isa(i);
-    for (const Dims& s : shapes)
-      for (Gemm::Then then : {Gemm::Then::Gelu, Gemm::Then::GeluGradMul, Gemm::Then::AddAfter, Gemm::Then::AddBefore})
-        for (int where = 0; where < 3; ++where) {  // out apart, over C, over x
-          if (then == Gemm::Then::Gelu && where == 2) continue;
-          Operands o(s.m, s.n, s.k, false, s.k % 2 == 1, 0, s.m % 2 ? 0.5f : 1.0f, static_cast<uint32_t>(s.m));
-          for (int64_t j = 0; j < s.n; ++j) o.bias.push_back(0.125f * static_cast<float>(j % 5) - 0.25f);
-          std::vector<float> x(static_cast<size_t>(s.m * s.n));
-          std::mt19937 rng(3);
-          for (float& v : x) v = std::uniform_real_distribution<float>(-4.0f, 4.0f)(rng);
-          std::vector<float> c_want = o.chain(), out_want(x.size());
-          for (size_t e = 0; e < x.size(); ++e)
-            out_want[e] = then == Gemm::Then::Gelu          ? gelu_f(c_want[e])
-                          : then == Gemm::Then::GeluGradMul ? gelu_grad_f(x[e]) * c_want[e]
-                          : then == Gemm::Then::AddAfter    ? c_want[e] + x[e]
-                                                            : x[e] + c_want[e];
-          std::string what = std::string(isa_name(i)) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
-                             std::to_string(s.k) + " then " + std::to_string(static_cast<int>(then)) + " at " +
-                             std::to_string(where);
-          for (int threads : {0, 1, 3}) {  // 0: serial
-            std::vector<float> c, xs = x, out(x.size(), -9.0f);
-            Gemm g = o.call(c);
-            g.then = then, g.then_x = xs.data(), g.ldo = s.n;
-            g.then_out = where == 0 ? out.data() : where == 1 ? c.data() : xs.data();
-            run_gemm(g, threads);
-            const std::vector<float>& got = where == 0 ? out : where == 1 ? c : xs;
-            EXPECT_TRUE(same_bits(got, out_want)) << what << " on " << threads;
-            if (where != 1) {
-              EXPECT_TRUE(same_bits(c, c_want)) << what << ": C changed";
+  for (Isa i : supported())
+    for (int kind = 0; kind < 3; ++kind) {  // f32; bf16 on the f32 units; on the bf16 units
+      set_isa(i);
+      set_gemm_bf16_units(false);
+      if (kind == 2 && !set_gemm_bf16_units(true)) continue;
+      for (const Dims& s : shapes)
+        for (Gemm::Then then : {Gemm::Then::Gelu, Gemm::Then::GeluGradMul, Gemm::Then::AddAfter, Gemm::Then::AddBefore})
+          for (int where = 0; where < 3; ++where) {  // out apart, over C, over x
+            if (then == Gemm::Then::Gelu && where == 2) continue;
+            Operands o(s.m, s.n, s.k, false, s.k % 2 == 1, 0, s.m % 2 ? 0.5f : 1.0f, static_cast<uint32_t>(s.m));
+            for (int64_t j = 0; j < s.n; ++j) o.bias.push_back(0.125f * static_cast<float>(j % 5) - 0.25f);
+            std::vector<float> x(static_cast<size_t>(s.m * s.n));
+            std::mt19937 rng(3);
+            for (float& v : x) v = std::uniform_real_distribution<float>(-4.0f, 4.0f)(rng);
+            std::vector<float> c_want = o.chain(), out_want(x.size());
+            if (kind > 0) {  // the bf16 product with its bias, rounded (BiasIsAdded... checks that)
+              Gemm r = o.call(c_want);
+              r.bf16 = true, r.round_output = true;
+              run_gemm(r, 0);
+            }
+            for (size_t e = 0; e < x.size(); ++e)
+              out_want[e] = then == Gemm::Then::Gelu          ? gelu_f(c_want[e])
+                            : then == Gemm::Then::GeluGradMul ? gelu_grad_f(x[e]) * c_want[e]
+                            : then == Gemm::Then::AddAfter    ? c_want[e] + x[e]
+                                                              : x[e] + c_want[e];
+            std::string what = std::string(isa_name(i)) + " kind " + std::to_string(kind) + " " + std::to_string(s.m) +
+                               "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " then " +
+                               std::to_string(static_cast<int>(then)) + " at " + std::to_string(where);
+            for (int threads : {0, 1, 3}) {  // 0: serial
+              std::vector<float> c, xs = x, out(x.size(), -9.0f);
+              Gemm g = o.call(c);
+              g.bf16 = g.round_output = kind > 0;
+              g.then = then, g.then_x = xs.data(), g.ldo = s.n;
+              g.then_out = where == 0 ? out.data() : where == 1 ? c.data() : xs.data();
+              run_gemm(g, threads);
+              const std::vector<float>& got = where == 0 ? out : where == 1 ? c : xs;
+              EXPECT_TRUE(same_bits(got, out_want)) << what << " on " << threads;
+              if (where != 1) {
+                EXPECT_TRUE(same_bits(c, c_want)) << what << ": C changed";
+              }
             }
           }
-        }
-  }
+    }
+  set_gemm_bf16_units(units_were);
 }
 
 // Gemm::colsum: op(B)'s column sums made while it is packed, +0 then each

@@ -46,16 +46,16 @@ Gemm matmul_product(const Args& a, int64_t p) {
 
 void run_matmul(const Args& a, const float* bias, const Gemm* then) {
   const MatmulShape& t = a.prep.mm;
-  bool round = then && then->then == Gemm::Then::RoundBf16;
-  bool elementwise = then && then->then != Gemm::Then::None && !round;
+  bool round = then && then->round_output;
+  bool elementwise = then && then->then != Gemm::Then::None;
   SX_ASSERT(!round || a.prep.bf16, "an f32 product's output rounded to bf16 in its tiles");
-  SX_ASSERT(!elementwise || (t.batches == 1 && !a.prep.bf16),
-            "an elementwise step fused into a batched or bf16 product");
+  SX_ASSERT(!elementwise || t.batches == 1, "an elementwise step fused into a batched product");
   SX_ASSERT(!(then && then->colsum) || t.batches == 1, "a column sum fused into a batched product");
   auto product = [&](int64_t p) {
     Gemm g = matmul_product(a, p);
     g.bias = bias;
-    if (then) g.then = then->then, g.then_x = then->then_x, g.then_out = then->then_out, g.ldo = then->ldo;
+    if (then) g.round_output = then->round_output, g.then = then->then, g.then_x = then->then_x;
+    if (then) g.then_out = then->then_out, g.ldo = then->ldo;
     if (then) g.colsum = then->colsum, g.colsum_rounded = then->colsum_rounded;
     return g;
   };
