@@ -13,17 +13,14 @@
 
 #include "backend/cpu/bf16_convert.h"
 #include "backend/cpu/gemm.h"
+#include "backend/cpu/gemm_test_util.h"
 #include "backend/cpu/isa.h"
 
 namespace sx::cpu {
 namespace {
 
-float daz(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
-uint32_t bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
-}
+using testing::bits;
+using testing::daz;
 
 // The definition against the instruction it is named after, on a CPU that
 // has it: vdpbf16ps of random bf16 pairs (normal, tiny, denormal, zero,

@@ -158,7 +158,8 @@ TEST(CacheInfo, AmdLegacyLeavesDecoded) {
 // DAZ in, FTZ out and RNE rounding"), written independently of gemm.cpp:
 // the exact value in long double (exact for the cases below), tininess
 // after rounding with the exponent range unbounded.
-float daz(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+using testing::bits;
+using testing::daz;
 float sdm_fma(float a, float b, float c) {
   a = daz(a), b = daz(b), c = daz(c);
   float r = std::fma(a, b, c);
@@ -174,12 +175,6 @@ float bf16(float x) {
   u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
   std::memcpy(&x, &u, 4);
   return daz(x);
-}
-
-uint32_t bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
 }
 
 TEST(GemmBf16, StepIsTheSdmFma) {

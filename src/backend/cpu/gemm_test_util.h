@@ -1,8 +1,11 @@
 #pragma once
 // Shared by the product's tests (gemm_test, gemm_blocking_test,
-// amx_bf16_test): a Gemm run serially or over a pool, with the scratch it
-// asks for, and bit-for-bit equality of results.
+// amx_bf16_test, bf16_units_test): a Gemm run serially or over a pool, with
+// the scratch it asks for, bit-for-bit equality of results, a float's bits
+// and DAZ (a denormal read as the zero of its sign).
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -28,5 +31,13 @@ inline void run_gemm(const Gemm& g, int threads) {
 inline bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
 }
+
+inline uint32_t bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+
+inline float daz(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
 
 }  // namespace sx::cpu::testing
