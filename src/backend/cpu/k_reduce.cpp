@@ -9,6 +9,7 @@
 #include "backend/cpu/isa.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/lanes.h"
+#include "backend/cpu/softmax_row.h"
 #include "backend/cpu/vmath.h"
 #include "util/error.h"
 // The body, once per instruction set (isa.h).

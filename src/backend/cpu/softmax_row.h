@@ -74,6 +74,30 @@ namespace sx::cpu {
   return c[1] > c[0] ? c[1] : c[0];
 }
 
+// sum_lanes(x, n, [m](float v) { return exp_f(v - m); }): the same lanes,
+// each term the same exp_f(x[j] - m), added in the same order, so the same
+// bits; the exponentials of a block on a GCC vector (vmath.h's exp_k), where
+// through that lambda g++ had called exp_f once an element, not inlined:
+// cross-entropy's forward took 2 ms of a medium step (Zen 5), a softmax
+// over the same logits 0.24.
+[[gnu::always_inline]] inline float sum_exp_lanes(const float* x, int64_t n, float m) {
+  using F = Lanes<kLanes>::F;
+  using U = Lanes<kLanes>::U;
+  F acc = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    F v, e;
+    std::memcpy(&v, x + j, sizeof v);
+    v = v - m;
+    exp_k<1, F, U>(&v, &e);
+    acc = acc + e;
+  }
+  float a[kLanes];
+  std::memcpy(a, &acc, sizeof a);
+  for (int l = 0; j + l < n; ++l) a[l] += exp_f(x[j + l] - m);
+  return combine(a);
+}
+
 // The softmax of kLanes lanes v in place, those from n on -inf (their
 // exponentials +0, and left out of the sum: sum_lanes's first block).
 // Returns the sum the exponentials were divided by.

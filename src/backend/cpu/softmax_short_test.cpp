@@ -147,5 +147,29 @@ TEST(SoftmaxShort, TreeMaxIsTheLoopsMax) {
   EXPECT_TRUE(same_bits(exp_f(0.0f), exp_f(-0.0f)));  // why it changes nothing
 }
 
+// sum_exp_lanes against the form it replaced (sum_lanes of the lambda
+// exp_f(v - m)): the same bits on every length to 80 (whole blocks and
+// tails), with -inf (terms of +0), huge values (+inf terms), NaN and the
+// row's own max or another shift.
+TEST(SoftmaxShort, SumExpLanesIsTheLambdaSum) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float specials[] = {0.0f, -0.0f, -inf, inf, nan, 1e30f, -1e30f, 88.5f, -90.0f, 1e-40f};
+  std::mt19937 rng(17);
+  std::normal_distribution<float> normal(0.0f, 6.0f);
+  int checked = 0;
+  for (int64_t n = 0; n <= 80; ++n)
+    for (int trial = 0; trial < 60; ++trial) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (float& v : x) v = rng() % 6 == 0 ? specials[rng() % 10] : normal(rng);
+      float m = trial % 2 ? max_lanes(x.data(), n) : normal(rng);
+      float want = sum_lanes(x.data(), n, [m](float v) { return exp_f(v - m); });
+      float got = sum_exp_lanes(x.data(), n, m);
+      ASSERT_TRUE(want != want ? got != got : same_bits(want, got))
+          << "n " << n << " trial " << trial << ": " << want << " vs " << got;
+      ++checked;
+    }
+  EXPECT_EQ(checked, 81 * 60);
+}
+
 }  // namespace
 }  // namespace sx::cpu
