@@ -54,9 +54,11 @@ void run_matmul(const Args& a, const float* bias, const Gemm* then) {
   auto product = [&](int64_t p) {
     Gemm g = matmul_product(a, p);
     g.bias = bias;
-    if (then) g.round_output = then->round_output, g.then = then->then, g.then_x = then->then_x;
-    if (then) g.then_out = then->then_out, g.ldo = then->ldo;
-    if (then) g.colsum = then->colsum, g.colsum_rounded = then->colsum_rounded;
+    if (then) {  // the extras product_extras set
+      g.round_output = then->round_output;
+      g.then = then->then, g.then_x = then->then_x, g.then_out = then->then_out, g.ldo = then->ldo;
+      g.colsum = then->colsum, g.colsum_rounded = then->colsum_rounded;
+    }
     return g;
   };
   if (t.batches == 1) return gemm(product(0), a.pool, a.shared, a.scratch);
