@@ -9,11 +9,14 @@
 // relative to the build's, and whether the two gave the same bits (exit 1
 // where not).
 //
-//   sexpgpu-gemm-ab M N K TA [ROUNDS] [THREADS] [BF16]
+//   sexpgpu-gemm-ab M N K TA [ROUNDS] [THREADS] [BF16] [EXTRAS]
 //
 // TA: 0 A [m, k] and B [k, n]; 1 A [k, m] (op(A) transposed); 2 B [n, k]
 // (op(B) transposed); 3 both. BF16 = 1: the bf16 product (gemm.h's bf16; on the bf16 units where the
-// build uses them, both sides alike).
+// build uses them, both sides alike). EXTRAS: 0 none; 1 a bias (and of a
+// bf16 product its output's round, gemm.h's round_output), as a linear
+// under the precision; 2 that and a gelu of C into a buffer of its own
+// (Gemm::Then::Gelu), as the MLP's first linear.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,11 +43,14 @@ int main(int argc, char** argv) {
   int rounds = argc > 5 ? std::max(1, std::atoi(argv[5])) : 20;
   int threads = argc > 6 ? std::max(1, std::atoi(argv[6])) : 1;
   bool bf16 = argc > 7 && std::atoi(argv[7]) != 0;
+  int extras = argc > 8 ? std::atoi(argv[8]) : 0;
   std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n));
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 97) / 97.0f - 0.5f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 89) / 89.0f - 0.5f;
   std::vector<std::vector<float>> scratches(static_cast<size_t>(threads),
                                             std::vector<float>(static_cast<size_t>(sx::cpu::gemm_thread_floats(n))));
+  std::vector<float> bias(static_cast<size_t>(n)), gelu(extras >= 2 ? c.size() : 0);
+  for (size_t j = 0; j < bias.size(); ++j) bias[j] = static_cast<float>(j % 13) / 13.0f - 0.5f;
   std::vector<float*> scratch;
   for (auto& s : scratches) scratch.push_back(s.data());
   std::vector<float> shared(static_cast<size_t>(sx::cpu::gemm_shared_floats(m, k, n)));
@@ -62,6 +68,8 @@ int main(int argc, char** argv) {
                   .c = c.data(),
                   .ldc = n,
                   .bf16 = bf16};
+  if (extras >= 1) g.bias = bias.data(), g.round_output = bf16;
+  if (extras >= 2) g.then = sx::cpu::Gemm::Then::Gelu, g.then_out = gelu.data(), g.ldo = n;
   auto run = [&](int side) {
     if (side == 1) return sx_gemm_ab_variant(&g, variant_pool, shared.data(), scratch.data());
     if (threads > 1) return sx::cpu::gemm(g, pool, shared.data(), scratch.data());
@@ -85,9 +93,10 @@ int main(int argc, char** argv) {
   for (auto& s : t) std::sort(s.begin(), s.end());
   double gf = 2.0 * static_cast<double>(m * n * k) / 1e9;
   size_t mid = t[0].size() / 2;
-  std::printf("| %ldx%ldx%ld ta=%d tb=%d%s | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %s |\n", static_cast<long>(m),
-              static_cast<long>(n), static_cast<long>(k), ta ? 1 : 0, tb ? 1 : 0, bf16 ? " bf16" : "", gf / t[0][0],
-              gf / t[0][mid], gf / t[1][0], gf / t[1][mid], t[0][0] / t[1][0], t[0][mid] / t[1][mid],
-              same ? "yes" : "NO");
+  const char* extra[] = {"", " +bias", " +bias+gelu"};
+  std::printf("| %ldx%ldx%ld ta=%d tb=%d%s%s | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %s |\n", static_cast<long>(m),
+              static_cast<long>(n), static_cast<long>(k), ta ? 1 : 0, tb ? 1 : 0, bf16 ? " bf16" : "",
+              extra[std::clamp(extras, 0, 2)], gf / t[0][0], gf / t[0][mid], gf / t[1][0], gf / t[1][mid],
+              t[0][0] / t[1][0], t[0][mid] / t[1][mid], same ? "yes" : "NO");
   return same ? 0 : 1;
 }

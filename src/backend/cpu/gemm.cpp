@@ -257,6 +257,14 @@ struct Vec : gemm_avx512::Vec {
     bf16_convert::operand_pairs(lo, hi, dst, n);
   }
   static void operand_halves(const float* s, uint16_t* dst, int64_t n) { bf16_convert::operand_halves(s, dst, n); }
+  // round_bf16_f on each lane (vmath.h), for the kernel's store of a product
+  // whose output is rounded (gemm.h's round_output).
+  static T round_bf16(T x) {
+    using U = uint32_t __attribute__((vector_size(64)));  // GCC's vector: _mm512_srli_epi32 warns in g++ 12
+    U b = reinterpret_cast<U>(x), r = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+    U special = (b & 0x7f800000u) == 0x7f800000u;  // inf and NaN stay
+    return reinterpret_cast<T>((b & special) | (r & ~special));
+  }
 };
 constexpr int kMR = gemm_avx512::kMR, kVecs = gemm_avx512::kVecs;
 }  // namespace gemm_avx512bf16

@@ -52,11 +52,13 @@ struct Gemm {
   const float* bias = nullptr;
   // Optional (bf16 products only): C = round_bf16(C) after alpha and the
   // bias, as `:precision bf16` rounds a product's output
-  // (graph/precision.h), in the pass that applies them to each block.
+  // (graph/precision.h): on the bf16 units by the kernel's store of the
+  // last k block, elsewhere in the pass that applies them to each block.
   bool round_output = false;
   // Optional (products of one batch): an elementwise op the plan had next,
-  // applied to C once it is final (an f32 product's tile while it is in
-  // L1; a bf16 product's block after round_output, while it is in L2), with
+  // applied to C once it is final (a tile while it is in L1, after the
+  // kernel's store; a bf16 product's block off the bf16 units after
+  // round_output's pass, while it is in L2), with
   // the op's own function (vmath.h), so the bits of the op's kernel: Gelu:
   // out = gelu(C) (C kept); GeluGradMul: out = gelu_grad(x) * C; AddAfter:
   // out = C + x; AddBefore: out = x + C (the operands in the add's order).

@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -142,7 +143,12 @@ TEST(Gemm, BiasIsAddedAfterTheChainOnEveryIsaAndThreadCount) {
     Gemm g = o.call(plain);
     g.bf16 = true;
     gemm(g, scratch.data());
-    for (int64_t j = 0; j < o.n; ++j) o.bias.push_back(j % 2 ? -0.0f : 0.5f * static_cast<float>(j));
+    // Among the bias, values whose sums round_bf16_f keeps (inf, a NaN whose
+    // payload is in its low half) or rounds up to inf (FLT_MAX).
+    const float nan_low = std::bit_cast<float>(0x7fc00001u), inf = std::numeric_limits<float>::infinity();
+    const float specials[] = {nan_low, inf, -inf, std::numeric_limits<float>::max()};
+    for (int64_t j = 0; j < o.n; ++j)
+      o.bias.push_back(j % 9 == 4 ? specials[j / 9 % 4] : j % 2 ? -0.0f : 0.5f * static_cast<float>(j));
     Gemm h = o.call(with);
     h.bf16 = true;
     gemm(h, scratch.data());
