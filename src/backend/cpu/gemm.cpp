@@ -260,10 +260,10 @@ struct Vec : gemm_avx512::Vec {
   // round_bf16_f on each lane (vmath.h), for the kernel's store of a product
   // whose output is rounded (gemm.h's round_output).
   static T round_bf16(T x) {
-    using U = uint32_t __attribute__((vector_size(64)));  // GCC's vector: _mm512_srli_epi32 warns in g++ 12
-    U b = reinterpret_cast<U>(x), r = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
-    U special = (b & 0x7f800000u) == 0x7f800000u;  // inf and NaN stay
-    return reinterpret_cast<T>((b & special) | (r & ~special));
+    using U = uint32_t __attribute__((vector_size(64)));
+    U b = reinterpret_cast<U>(x);
+    round_bf16_bits(b);
+    return reinterpret_cast<T>(b);
   }
 };
 constexpr int kMR = gemm_avx512::kMR, kVecs = gemm_avx512::kVecs;

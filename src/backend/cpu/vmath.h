@@ -130,16 +130,24 @@ inline uint32_t max_magnitude_bits(const float* x, int64_t n) {
   return most;
 }
 
-// Round-to-nearest-even to bfloat16, kept in f32 (as the reference's
-// round_bf16): inf and NaN stay, a carry out of the mantissa rounds up to the
-// next binade or to inf. Branch-free so that the loops calling it vectorise.
+// Round-to-nearest-even to bfloat16 of a float's bits b, in place, kept in
+// f32 (as the reference's round_bf16): inf and NaN stay, a carry out of the
+// mantissa rounds up to the next binade or to inf. Branch-free; U is
+// uint32_t or a GCC vector of them (the bf16 units' kernel store, gemm.cpp;
+// by reference: a 64-byte vector passed by value warns of its ABI).
+template <typename U>
+[[gnu::always_inline]] inline void round_bf16_bits(U& b) {
+  U r = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+  b = (b & 0x7f800000u) == 0x7f800000u ? b : r;
+}
+
+// round_bf16_bits of a float, so that the loops calling it vectorise.
 inline float round_bf16_f(float x) {
   uint32_t b;
   std::memcpy(&b, &x, 4);
-  uint32_t r = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
-  r = (b & 0x7f800000u) == 0x7f800000u ? b : r;
+  round_bf16_bits(b);
   float y;
-  std::memcpy(&y, &r, 4);
+  std::memcpy(&y, &b, 4);
   return y;
 }
 
