@@ -285,6 +285,22 @@ BENCHMARK(BM_GemmBf16)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// One core's peak in registers (gemm.h's measure_unit_rates, which decides
+// the units a bf16 product runs on): GFLOP/s of the f32 units' fused
+// multiply-adds and of the bf16 units' vdpbf16ps, a step two FLOPs.
+void BM_UnitRates(benchmark::State& state) {
+  cpu::UnitRates best;
+  for (auto _ : state) {
+    cpu::UnitRates r = cpu::measure_unit_rates();
+    best.f32 = std::max(best.f32, r.f32), best.bf16 = std::max(best.bf16, r.bf16);
+  }
+  if (best.bf16 == 0) return state.SkipWithError("this CPU has no AVX512-BF16");
+  state.counters["f32_GFLOP/s"] = 2 * best.f32;
+  state.counters["bf16_GFLOP/s"] = 2 * best.bf16;
+  state.SetLabel(cpu::bf16_units_pay(best) ? "bf16 products on the bf16 units" : "bf16 products on the f32 units");
+}
+BENCHMARK(BM_UnitRates)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -174,5 +174,28 @@ TEST(GemmBf16, TheConversionIsBf16OperandWhereTheUnitsAreUsed) {
   set_gemm_bf16_units(false);
 }
 
+// Which units run a bf16 product by default: the bf16 units where they run
+// a product's steps at least kBf16UnitsGain times as fast as the f32 units
+// (the rule on given rates), measured once on this CPU (rates of a CPU
+// without them are zero, and the rule then says no).
+TEST(GemmBf16, TheUnitsAreTheDefaultWhereTheyRunStepsFaster) {
+  EXPECT_TRUE(bf16_units_pay({.f32 = 100, .bf16 = 190}));                        // a Zen 5's 1.9x
+  EXPECT_FALSE(bf16_units_pay({.f32 = 100, .bf16 = 100}));                       // a Sapphire Rapids' 1.0x
+  EXPECT_FALSE(bf16_units_pay({.f32 = 100, .bf16 = 100 * kBf16UnitsGain - 1}));  // just short
+  EXPECT_TRUE(bf16_units_pay({.f32 = 100, .bf16 = 100 * kBf16UnitsGain}));
+  EXPECT_FALSE(bf16_units_pay({}));  // no units
+  UnitRates rates = measure_unit_rates();
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    EXPECT_EQ(rates.f32, 0);
+    EXPECT_EQ(rates.bf16, 0);
+    GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps) to time";
+  }
+  EXPECT_TRUE(std::isfinite(rates.f32) && rates.f32 > 0) << rates.f32;
+  EXPECT_TRUE(std::isfinite(rates.bf16) && rates.bf16 > 0) << rates.bf16;
+  std::printf("steps a ns on one core: f32 units %.1f, bf16 units %.1f (%.2fx): bf16 products run on the %s units\n",
+              rates.f32, rates.bf16, rates.bf16 / rates.f32, bf16_units_pay(rates) ? "bf16" : "f32");
+}
+
 }  // namespace
 }  // namespace sx::cpu

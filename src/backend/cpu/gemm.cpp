@@ -382,21 +382,15 @@ int64_t gemm_shared_floats(int64_t, int64_t k, int64_t n) {
 }
 
 namespace {
-// The default, where they give the definition, is where they were measured
-// faster (docs/performance.md): on AMD's Zen 4 a 1024^3 bf16 product takes
-// 20 ms on them against 32 ms on the f32 units; on the Sapphire Rapids
-// measured vdpbf16ps issues once a cycle where two fused multiply-adds do,
-// so the units do a pair no faster there, and the pairs' packing costs more.
-// Either way the bits are the same.
+// The default, where they give the definition, is where they run a
+// product's steps faster than the f32 units, measured on this CPU
+// (bf16_units_pay; docs/performance.md): on AMD's Zen 4 a 1024^3 bf16
+// product took 20 ms on them against 32 ms on the f32 units; on the
+// Sapphire Rapids measured vdpbf16ps issues once a cycle where two fused
+// multiply-adds do, so the units do a pair no faster there, and the pairs'
+// packing costs more. Either way the bits are the same.
 std::atomic<bool>& bf16_units_allowed() {
-#if SX_ISA_CLONES
-  static std::atomic<bool> allowed{[] {
-    __builtin_cpu_init();
-    return __builtin_cpu_is("amd") != 0;
-  }()};
-#else
-  static std::atomic<bool> allowed{false};
-#endif
+  static std::atomic<bool> allowed{bf16_units_pay(measure_unit_rates())};
   return allowed;
 }
 }  // namespace

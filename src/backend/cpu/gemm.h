@@ -90,10 +90,11 @@ struct Gemm {
 
 // Whether bf16 products run on the CPU's bf16 units (AVX512-BF16's
 // vdpbf16ps, with the AVX-512 kernels), which give the definition's bits.
-// By default on an AMD CPU (Zen 4: 1.5x the f32 units), off elsewhere (a
-// Sapphire Rapids: no faster), docs/performance.md; the bits are the same.
-// set_gemm_bf16_units(true) uses them where the CPU has them (tests, the
-// benchmark); it returns whether they are used now.
+// By default where they run a product's steps kBf16UnitsGain times as fast
+// as the f32 units' fused multiply-adds, as measured once in registers
+// (bf16_units_pay: a Zen 5, not a Sapphire Rapids), docs/performance.md;
+// the bits are the same. set_gemm_bf16_units(true) uses them where the CPU
+// has them (tests, the benchmark); it returns whether they are used now.
 bool gemm_bf16_units();
 bool set_gemm_bf16_units(bool allowed);
 // AMX's tdpbf16ps for bf16 products: an opt-in (SEXPGPU_CPU_BF16=amx) that
@@ -123,6 +124,21 @@ bool bf16_units_give_the_definition();
 // decide a rounding, bf16_units.cpp); false where it has none. The units
 // are used only where it does too.
 bool bf16_conversion_gives_the_definition();
+// Steps of a product per nanosecond on one core, in registers: the f32
+// units' 16-lane fused multiply-adds (one step a lane) and the bf16 units'
+// vdpbf16ps (two); zeros where the CPU has no AVX512-BF16 (bf16_units.cpp,
+// about a millisecond).
+struct UnitRates {
+  double f32 = 0, bf16 = 0;
+};
+UnitRates measure_unit_rates();
+// Whether the bf16 units are worth their pairs' packing: the f32 units'
+// path rounds its operands as it packs them too, so what decides is the
+// units' steps per cycle: a Zen 5 1.9x (two vdpbf16ps a cycle, as many as
+// fused multiply-adds); expected on the Sapphire Rapids of
+// docs/performance.md, 1.0x (one vdpbf16ps a cycle, two FMAs).
+constexpr double kBf16UnitsGain = 1.3;
+bool bf16_units_pay(const UnitRates& rates);
 
 // One step of the bf16 chain: fma(a, b, c) with a, b and c normal or zero,
 // rounded to nearest even, a tiny result (after rounding, exponent range
