@@ -180,7 +180,7 @@ TEST(GemmBf16, TheConversionIsBf16OperandWhereTheUnitsAreUsed) {
 // without them are zero, and the rule then says no).
 TEST(GemmBf16, TheUnitsAreTheDefaultWhereTheyRunStepsFaster) {
   EXPECT_TRUE(bf16_units_pay({.f32 = 100, .bf16 = 190}));                        // a Zen 5's 1.9x
-  EXPECT_FALSE(bf16_units_pay({.f32 = 100, .bf16 = 100}));                       // a Sapphire Rapids' 1.0x
+  EXPECT_FALSE(bf16_units_pay({.f32 = 100, .bf16 = 100}));                       // a Sapphire Rapids' expected 1.0x
   EXPECT_FALSE(bf16_units_pay({.f32 = 100, .bf16 = 100 * kBf16UnitsGain - 1}));  // just short
   EXPECT_TRUE(bf16_units_pay({.f32 = 100, .bf16 = 100 * kBf16UnitsGain}));
   EXPECT_FALSE(bf16_units_pay({}));  // no units
