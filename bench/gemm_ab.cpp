@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   int threads = argc > 6 ? std::max(1, std::atoi(argv[6])) : 1;
   bool bf16 = argc > 7 && std::atoi(argv[7]) != 0;
   int extras = argc > 8 ? std::atoi(argv[8]) : 0;
+  bool cold = argc > 9 && std::atoi(argv[9]) != 0;
   std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n));
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 97) / 97.0f - 0.5f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 89) / 89.0f - 0.5f;
@@ -82,21 +83,27 @@ int main(int argc, char** argv) {
   std::fill(c.begin(), c.end(), 0.0f);
   run(1);
   bool same = std::memcmp(want.data(), c.data(), c.size() * sizeof(float)) == 0;
+  // COLD: before each call, 64 MiB written over, so that the operands come
+  // from memory as a step's activations do, not from the caches of the call
+  // before (then one call is timed, not the mean of three).
+  std::vector<char> evict(cold ? size_t{64} << 20 : 0);
   std::vector<double> t[2];
   for (int r = 0; r < rounds; ++r)
     for (int side = 0; side < 2; ++side) {
+      int calls = cold ? 1 : 3;
+      if (cold) std::memset(evict.data(), r + side, evict.size());
       auto t0 = std::chrono::steady_clock::now();
-      for (int q = 0; q < 3; ++q) run(side);
-      t[side].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 3);
+      for (int q = 0; q < calls; ++q) run(side);
+      t[side].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / calls);
     }
   if (variant_pool) sx_gemm_ab_variant_free_pool(variant_pool);
   for (auto& s : t) std::sort(s.begin(), s.end());
   double gf = 2.0 * static_cast<double>(m * n * k) / 1e9;
   size_t mid = t[0].size() / 2;
   const char* extra[] = {"", " +bias", " +bias+gelu"};
-  std::printf("| %ldx%ldx%ld ta=%d tb=%d%s%s | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %s |\n", static_cast<long>(m),
-              static_cast<long>(n), static_cast<long>(k), ta ? 1 : 0, tb ? 1 : 0, bf16 ? " bf16" : "",
-              extra[std::clamp(extras, 0, 2)], gf / t[0][0], gf / t[0][mid], gf / t[1][0], gf / t[1][mid],
-              t[0][0] / t[1][0], t[0][mid] / t[1][mid], same ? "yes" : "NO");
+  std::printf("| %ldx%ldx%ld ta=%d tb=%d%s%s%s | %.1f / %.1f | %.1f / %.1f | %.3f / %.3f | %s |\n",
+              static_cast<long>(m), static_cast<long>(n), static_cast<long>(k), ta ? 1 : 0, tb ? 1 : 0,
+              bf16 ? " bf16" : "", extra[std::clamp(extras, 0, 2)], cold ? " cold" : "", gf / t[0][0], gf / t[0][mid],
+              gf / t[1][0], gf / t[1][mid], t[0][0] / t[1][0], t[0][mid] / t[1][mid], same ? "yes" : "NO");
   return same ? 0 : 1;
 }

@@ -5,7 +5,7 @@
 # change of a few percent; two copies of the product alternating in one
 # process do not (an unchanged copy reads 0.97-1.01).
 #
-#   bench/gemm_ab.sh VARIANT-DIR [build-dir]     (ROUNDS=, SHAPES="M,N,K,TA ...", THREADS=, BF16=1, EXTRAS=)
+#   bench/gemm_ab.sh VARIANT-DIR [build-dir]     (ROUNDS=, SHAPES="M,N,K,TA ...", THREADS=, BF16=1, EXTRAS=, COLD=1)
 #
 # TA: 0 A [m, k] and B [k, n], 1 op(A) transposed (A [k, m]), 2 op(B)
 # transposed (B [n, k]), 3 both.
@@ -19,7 +19,9 @@
 # one that a step's large products take, each side on its own pool. BF16=1
 # times the bf16 product (`:precision bf16`'s) instead. EXTRAS=1 gives the
 # product a bias (and a bf16 product its output's round), EXTRAS=2 that and
-# a gelu of C (a linear's, the MLP's first linear's). Prints, per
+# a gelu of C (a linear's, the MLP's first linear's). COLD=1 writes 64 MiB
+# over the caches before each call (the operands then come from memory, as
+# a step's activations do) and times calls one at a time. Prints, per
 # shape, best / median GFLOP/s of each, the variant's speed relative to
 # the build's (> 1: the variant is faster) and whether both gave the same
 # bits (a shape where not fails the script). Not a test of speed: CI runs it
@@ -55,6 +57,6 @@ echo "| shape (m x n x k) | build best / median GFLOP/s | variant best / median 
 echo "| --- | --- | --- | --- | --- |"
 for s in ${SHAPES:-1024,1024,1024,0 2048,1024,256,0 2048,256,1024,0 256,256,2048,1}; do
   IFS=, read -r m n k ta <<<"$s"
-  "$work/gemm-ab" "$m" "$n" "$k" "$ta" "${ROUNDS:-20}" "${THREADS:-1}" "${BF16:-0}" "${EXTRAS:-0}" || status=1
+  "$work/gemm-ab" "$m" "$n" "$k" "$ta" "${ROUNDS:-20}" "${THREADS:-1}" "${BF16:-0}" "${EXTRAS:-0}" "${COLD:-0}" || status=1
 done
 exit "${status:-0}"
