@@ -43,7 +43,7 @@ if grep -q '^SEXPGPU_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
   flags+=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 fi
 pids=()
-for f in src/backend/cpu/{gemm,isa,cache_info,thread_pool,bf16_units,amx} bench/gemm_ab_variant; do
+for f in src/backend/cpu/{gemm,gemm_blocking,isa,cache_info,thread_pool,bf16_units,amx} bench/gemm_ab_variant; do
   src="$root/$f.cpp"
   [ -f "$variant/${f#src/}.cpp" ] && src="$variant/${f#src/}.cpp"  # a changed .cpp too
   g++ "${flags[@]}" -Dsx=sxB -I"$variant" -I"$root/src" -c "$src" -o "$work/$(basename "$f").o" &

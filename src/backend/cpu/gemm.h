@@ -159,8 +159,9 @@ float bf16_operand(float x);
 struct GemmBlocking {
   int64_t kc = 256, mc = 96, nc_panels = 1 << 20, whole_rows = 96;
 };
-// The most any blocking uses (the scratch sizes are bounded by them).
-constexpr int64_t kGemmKcMax = 384, kGemmMcMax = 504;
+// The most any blocking uses (the scratch sizes are bounded by them), and
+// the most columns of any kernel's register tile.
+constexpr int64_t kGemmKcMax = 384, kGemmMcMax = 504, kGemmNrMax = 32;
 // The stride of packed op(A)'s rows: a cache line more than the longest k
 // block, so that micro-panels (MR rows apart) fall in different sets of L1.
 // At kGemmKcMax, 6 or 14 rows apart, all fell in 4 of L1's 64 sets, and the
@@ -179,6 +180,9 @@ void gemm_tile(Isa isa, int* mr, int* nr);
 // results are the same bits); nullptr: the machine's own (cache_info.h).
 void set_gemm_caches(const CacheSizes* caches);
 const CacheSizes& gemm_caches();
+// derive_blocking for gemm_caches(), remembered per thread for the last few
+// (caches, tile, k, threads) asked.
+GemmBlocking blocking_for(int mr, int nr, int64_t k, int threads);
 
 // Per-thread scratch floats for a product with n columns (a packed block of
 // each operand), whichever instruction set runs.

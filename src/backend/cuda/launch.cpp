@@ -245,5 +245,16 @@ void add_optimizer_launches(Lowering& l, const OptimizerInfo& o) {
   launch("optimizer_multi_tensor_update");
 }
 
+void describe_launch(const Graph& g, const plan::Plan& p, Launch& l, int64_t siblings, Precision precision) {
+  if (l.kind == LaunchKind::Gemm) describe_gemm(g, p, l, siblings, precision);
+  set_grid(g, l);
+  l.structure = structure_hash(g, p, l);
+  std::string op = main_op(g, l);
+  std::replace(op.begin(), op.end(), '-', '_');
+  l.name = l.kind == LaunchKind::Gemm ? gemm_name(l.gemm)
+                                      : fmt::format("{}_{}_{:08x}", launch_kind_name(l.kind), op,
+                                                    static_cast<uint32_t>(l.structure ^ (l.structure >> 32)));
+}
+
 }  // namespace detail
 }  // namespace sx::cuda

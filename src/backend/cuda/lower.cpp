@@ -52,7 +52,7 @@ class Lowerer {
     nn_by_a_.assign(g.size(), -1);
     is_output_.assign(g.size(), false);
     for (NodeId o : p.outputs) is_output_[resolve(o)] = true;
-    mark_skipped();
+    mark_skipped(g, p, is_output_, skip_, inline_);
   }
 
   Lowering run() {
@@ -62,33 +62,6 @@ class Lowerer {
 
  private:
   NodeId resolve(NodeId id) const { return resolve_view(p_, g_, id); }
-
-  // Leaves, views, constants recomputed inline by each reader (full,
-  // arange and elementwise functions of them), and a parameter's bf16 copy
-  // (written by the optimizer with the update, as llm.c does).
-  void mark_skipped() {
-    for (NodeId id : p_.schedule) {
-      const Node& n = g_.node(id);
-      if (op_kind(n.op) == OpKind::Leaf) {
-        skip_[id] = true;
-        inline_[id] = n.op == Op::Full || n.op == Op::Arange;
-        continue;
-      }
-      if (p_.view[id]) {
-        skip_[id] = true;
-        continue;
-      }
-      if (n.op == Op::RoundBf16 && g_.node(resolve(n.inputs[0])).op == Op::Param) {
-        skip_[id] = true;
-        continue;
-      }
-      bool elem = op_kind(n.op) == OpKind::Unary || op_kind(n.op) == OpKind::Binary ||
-                  op_kind(n.op) == OpKind::Ternary || n.op == Op::Reshape;
-      bool all_inline = elem && !n.inputs.empty();
-      for (NodeId in : n.inputs) all_inline = all_inline && inline_[resolve(in)];
-      if (all_inline && !is_output_[id]) skip_[id] = true, inline_[id] = true;
-    }
-  }
 
   bool reads(const Group& grp, NodeId value) const {
     for (NodeId m : grp.nodes)
@@ -494,14 +467,7 @@ Lowering Lowerer::launches() {
         if (std::find(l.inputs.begin(), l.inputs.end(), in) == l.inputs.end()) l.inputs.push_back(in);
       }
     }
-    if (l.kind == LaunchKind::Gemm) describe_gemm(g_, p_, l, static_cast<int64_t>(grp.products.size()), precision_);
-    set_grid(g_, l);
-    l.structure = structure_hash(g_, p_, l);
-    std::string op = main_op(g_, l);
-    std::replace(op.begin(), op.end(), '-', '_');
-    l.name = l.kind == LaunchKind::Gemm ? gemm_name(l.gemm)
-                                        : fmt::format("{}_{}_{:08x}", launch_kind_name(l.kind), op,
-                                                      static_cast<uint32_t>(l.structure ^ (l.structure >> 32)));
+    describe_launch(g_, p_, l, static_cast<int64_t>(grp.products.size()), precision_);
     out.launches.push_back(std::move(l));
   }
   return out;

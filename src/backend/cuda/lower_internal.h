@@ -23,6 +23,12 @@ enum class Role : uint8_t {
   GatherOp,
   ScatterOp,
 };
+// The nodes no launch computes (skip): leaves, views, a parameter's bf16
+// copy (written by the optimizer with the update, as llm.c does), and
+// constants recomputed inline by each reader (inline_: full, arange and
+// elementwise functions of them, unless an output of the step).
+void mark_skipped(const Graph& g, const plan::Plan& p, const std::vector<bool>& is_output, std::vector<bool>& skip,
+                  std::vector<bool>& inline_);
 Role role_of(const Graph& g, const plan::Plan& p, NodeId id, const std::vector<bool>& skip);
 // The rule by which a node of `op` and `role` joins a launch of `kind`
 // (late: one that others already read, or a closed column kernel).
@@ -45,6 +51,9 @@ std::string main_op(const Graph& g, const Launch& l);
 std::string gemm_name(const GemmDesc& d);
 void describe_gemm(const Graph& g, const plan::Plan& p, Launch& l, int64_t siblings, Precision precision);
 void set_grid(const Graph& g, Launch& l);
+// A grouped launch's GEMM descriptor (with `siblings` products), grid,
+// structure hash and name, from its nodes, inputs and outputs.
+void describe_launch(const Graph& g, const plan::Plan& p, Launch& l, int64_t siblings, Precision precision);
 void add_optimizer_launches(Lowering& l, const OptimizerInfo& o);
 
 }  // namespace sx::cuda::detail

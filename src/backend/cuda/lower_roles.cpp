@@ -13,6 +13,31 @@ bool last_axis(const Node& n, const Graph& g) {
 
 }  // namespace
 
+void mark_skipped(const Graph& g, const plan::Plan& p, const std::vector<bool>& is_output, std::vector<bool>& skip,
+                  std::vector<bool>& inline_) {
+  for (NodeId id : p.schedule) {
+    const Node& n = g.node(id);
+    if (op_kind(n.op) == OpKind::Leaf) {
+      skip[id] = true;
+      inline_[id] = n.op == Op::Full || n.op == Op::Arange;
+      continue;
+    }
+    if (p.view[id]) {
+      skip[id] = true;
+      continue;
+    }
+    if (n.op == Op::RoundBf16 && g.node(resolve_view(p, g, n.inputs[0])).op == Op::Param) {
+      skip[id] = true;
+      continue;
+    }
+    bool elem = op_kind(n.op) == OpKind::Unary || op_kind(n.op) == OpKind::Binary || op_kind(n.op) == OpKind::Ternary ||
+                n.op == Op::Reshape;
+    bool all_inline = elem && !n.inputs.empty();
+    for (NodeId in : n.inputs) all_inline = all_inline && inline_[resolve_view(p, g, in)];
+    if (all_inline && !is_output[id]) skip[id] = true, inline_[id] = true;
+  }
+}
+
 Role role_of(const Graph& g, const plan::Plan& p, NodeId id, const std::vector<bool>& skip) {
   const Node& n = g.node(id);
   if (skip[id]) return Role::Skip;
