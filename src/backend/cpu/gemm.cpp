@@ -23,7 +23,6 @@
 
 namespace sx::cpu {
 namespace {
-int64_t round_up(int64_t n, int64_t q) { return (n + q - 1) / q * q; }
 
 // Row r, step p of a packed micro-panel of op(A) (gemm_driver.inc's pack_a):
 // rows kGemmARow apart (a constant stride, so the kernel's broadcasts are

@@ -168,6 +168,8 @@ constexpr int64_t kGemmKcMax = 384, kGemmMcMax = 504, kGemmNrMax = 32;
 // packing of a transposed op(A), which writes a piece of every micro-panel
 // for each row of A it reads, missed L1 at every write.
 constexpr int64_t kGemmARow = kGemmKcMax + 16;
+// n rounded up to a multiple of q (a tile's, a pair's), for the blocking and the driver.
+inline int64_t round_up(int64_t n, int64_t q) { return (n + q - 1) / q * q; }
 // For a register tile of mr x nr floats and these caches: op(B)'s kc x nr
 // micro-panel in L1, op(A)'s mc x kc block in half of L2 (whole_rows x kc
 // in three quarters of it), a column group's k x nc slab of op(B) in a

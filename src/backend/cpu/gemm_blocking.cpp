@@ -6,9 +6,6 @@
 #include "backend/cpu/gemm.h"
 
 namespace sx::cpu {
-namespace {
-int64_t round_up(int64_t n, int64_t q) { return (n + q - 1) / q * q; }
-}  // namespace
 
 GemmBlocking derive_blocking(const CacheSizes& c, int mr, int nr, int64_t k, int threads) {
   GemmBlocking b;
