@@ -23,15 +23,9 @@ void eval_shape(const Node& n, const Ins<T>& in, Tensor<T>& out);
 template <typename T>
 void eval_fused(const Node& n, const Ins<T>& in, Tensor<T>& out, uint64_t rng_offset);
 
-// For each element of `out` (row-major), the element of `in` that broadcasts to it.
-inline std::vector<int64_t> broadcast_index(const Shape& out, const Shape& in) {
-  auto st = strides(in);
-  std::array<int64_t, kMaxRank> step{};
-  int lead = out.rank - in.rank;
-  for (int d = 0; d < out.rank; ++d) {
-    int di = d - lead;
-    step[d] = (di >= 0 && in[di] != 1) ? st[di] : 0;
-  }
+// For each element of `out` (row-major), the offset that steps[d] per unit of
+// out's dim d reaches: a strided view's elements, in out's order.
+inline std::vector<int64_t> strided_index(const Shape& out, const std::array<int64_t, kMaxRank>& step) {
   std::vector<int64_t> idx(out.numel());
   std::array<int64_t, kMaxRank> c{};
   int64_t pos = 0;
@@ -45,6 +39,18 @@ inline std::vector<int64_t> broadcast_index(const Shape& out, const Shape& in) {
     }
   }
   return idx;
+}
+
+// For each element of `out` (row-major), the element of `in` that broadcasts to it.
+inline std::vector<int64_t> broadcast_index(const Shape& out, const Shape& in) {
+  auto st = strides(in);
+  std::array<int64_t, kMaxRank> step{};
+  int lead = out.rank - in.rank;
+  for (int d = 0; d < out.rank; ++d) {
+    int di = d - lead;
+    step[d] = (di >= 0 && in[di] != 1) ? st[di] : 0;
+  }
+  return strided_index(out, step);
 }
 
 // A shape split around one axis: [outer, n, inner].

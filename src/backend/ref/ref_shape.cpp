@@ -6,32 +6,17 @@ namespace sx::ref {
 namespace {
 
 // Index of out's element in `in` under a permutation (out dim d = in dim perm[d]).
-std::vector<int64_t> permute_index(const Shape& in, const Shape& out,
-                                   const std::array<int8_t, kMaxRank>& perm) {
+std::vector<int64_t> permute_index(const Shape& in, const Shape& out, const std::array<int8_t, kMaxRank>& perm) {
   auto st = strides(in);
-  Shape s;  // strides of in, reordered as out's dims
-  s.rank = out.rank;
-  for (int d = 0; d < out.rank; ++d) s[d] = st[perm[d]];
-  std::vector<int64_t> idx(out.numel());
-  std::array<int64_t, kMaxRank> c{};
-  int64_t pos = 0;
-  for (size_t k = 0; k < idx.size(); ++k) {
-    idx[k] = pos;
-    for (int d = out.rank - 1; d >= 0; --d) {
-      pos += s[d];
-      if (++c[d] < out[d]) break;
-      pos -= s[d] * c[d];
-      c[d] = 0;
-    }
-  }
-  return idx;
+  std::array<int64_t, kMaxRank> step{};  // strides of in, reordered as out's dims
+  for (int d = 0; d < out.rank; ++d) step[d] = st[perm[d]];
+  return strided_index(out, step);
 }
 
 // out[o, j, i] += or = src[o, j', i] blocks, where an axis of `in` maps into
 // an axis of `out` at an offset (slice, pad, concat).
 template <typename T>
-void place(const Tensor<T>& from, int64_t from_start, Tensor<T>& to, int64_t to_start, int64_t len,
-           int axis) {
+void place(const Tensor<T>& from, int64_t from_start, Tensor<T>& to, int64_t to_start, int64_t len, int axis) {
   AroundAxis f(from.shape, axis), t(to.shape, axis);
   for (int64_t o = 0; o < f.outer; ++o)
     for (int64_t j = 0; j < len; ++j) {
