@@ -50,14 +50,16 @@ Environment command_environment(const ParsedArgs& args) {
 void use_cpu_bf16(const Environment& env) {
   if (env.device != Device::cpu || env.cpu_bf16 != CpuBf16::amx) return;
   cpu::AmxSupport support = cpu::amx_support();
-  if (support != cpu::AmxSupport::Available)
-    throw UserError(Code::ENV_003, {},
-                    support == cpu::AmxSupport::NoAmx
-                        ? "SEXPGPU_CPU_BF16=amx asks for AMX's tiles, but this CPU has no AMX-BF16"
-                        : "SEXPGPU_CPU_BF16=amx asks for AMX's tiles, but Linux refused this process their state "
-                          "(arch_prctl ARCH_REQ_XCOMP_PERM)",
+  if (support != cpu::AmxSupport::Available) {
+    const char* why =
+        support == cpu::AmxSupport::NoAmx ? "this CPU has no AMX-BF16"
+        : support == cpu::AmxSupport::NoBf16Conversion
+            ? "this CPU has no AVX512-BF16 conversions that round as :precision bf16 does (they pack the tiles' pairs)"
+            : "Linux refused this process their state (arch_prctl ARCH_REQ_XCOMP_PERM)";
+    throw UserError(Code::ENV_003, {}, std::string("SEXPGPU_CPU_BF16=amx asks for AMX's tiles, but ") + why,
                     "unset SEXPGPU_CPU_BF16: bf16 products then run as the definition, the same bits on every CPU, "
                     "on the bf16 units or the f32 units, whichever is faster here");
+  }
   cpu::set_gemm_amx(cpu::AmxTiles::Hardware);
 }
 

@@ -26,8 +26,10 @@ AmxSupport amx_support() {
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return AmxSupport::NoAmx;
     bool tiles = (d >> 24 & 1u) != 0, bf16 = (d >> 22 & 1u) != 0;
-    // The bf16 pairs are packed with AVX-512 code (every CPU with AMX has it).
     if (!tiles || !bf16 || best_isa() != Isa::Avx512) return AmxSupport::NoAmx;
+    // The pairs are packed by AVX512-BF16's conversions, a CPUID bit of its
+    // own that a hypervisor may hide while it shows AMX's.
+    if (!bf16_conversion_gives_the_definition()) return AmxSupport::NoBf16Conversion;
     // Linux hands out the tiles' state only on request: ARCH_REQ_XCOMP_PERM
     // (0x1023) for XFEATURE_XTILEDATA (18), for the whole process.
     return syscall(SYS_arch_prctl, 0x1023, 18) == 0 ? AmxSupport::Available : AmxSupport::Refused;

@@ -16,6 +16,7 @@
 #include "backend/cpu/bf16_convert.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/vmath.h"
+#include "util/error.h"
 
 #if SX_ISA_CLONES
 #include <immintrin.h>
@@ -134,8 +135,8 @@ constexpr int kMR = 4, kVecs = 16;
 #undef SX_GEMM_NS
 
 // The AMX kernel's driver on SoftTiles, on any CPU (gemm.h's
-// set_gemm_amx(AmxTiles::Software)): bf16 pairs packed as for the bf16
-// units, the register tile AMX's 14 x 32.
+// set_gemm_amx(AmxTiles::Software or Sdm)): bf16 pairs packed as for the
+// bf16 units, the register tile AMX's 14 x 32.
 namespace gemm_amx_soft {
 struct Vec : gemm_baseline::Vec {
   static constexpr bool kDpbf16 = true, kAmx = true;

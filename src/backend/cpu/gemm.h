@@ -98,17 +98,25 @@ struct Gemm {
 bool gemm_bf16_units();
 bool set_gemm_bf16_units(bool allowed);
 // AMX's tdpbf16ps for bf16 products: an opt-in (SEXPGPU_CPU_BF16=amx) that
-// gives up the same bits on every CPU. On the Sapphire Rapids measured, 71%
-// of its elements are the definition's bits and the rest differ by roundings
-// (amx_bf16_test.cpp, docs/performance.md). Hardware: the CPU's tiles;
-// Software: the same kernel and packing on tiles in software, whose
-// tdpbf16ps is the definition (tests, on any CPU). Off by default.
-enum class AmxTiles { Off, Hardware, Software };
-// Whether this CPU has AMX-BF16 (and AVX-512, which packs the pairs), and
-// whether Linux lets the process use its tiles (asked once, arch_prctl
+// gives up the same bits on every CPU. Intel's SDM defines the instruction
+// otherwise than the bf16 units' chain: per element and instruction (16
+// pairs at most), the even halves' products chained by fused multiply-adds
+// from +0, the odd halves' likewise, their sum, added to C, each rounded to
+// nearest even with denormals flushed. On the Sapphire Rapids measured, 71%
+// of its elements were the definition's bits, exactly as many as that model
+// gives on the same inputs (amx_bf16_test.cpp, docs/performance.md).
+// Hardware: the CPU's tiles; Software: the same kernel and packing on tiles
+// in software whose tdpbf16ps is the definition (the driver's packing and
+// edges tested against it on any CPU); Sdm: the same on software tiles whose
+// tdpbf16ps is the SDM's (the hardware's bits, on any CPU: the hardware
+// kernel is tested against it bit for bit). Off by default.
+enum class AmxTiles { Off, Hardware, Software, Sdm };
+// Whether this CPU has AMX-BF16 and AVX512-BF16 (whose conversions pack the
+// tiles' pairs, used only where they give bf16_operand's bits), and whether
+// Linux lets the process use its tiles (asked once, arch_prctl
 // ARCH_REQ_XCOMP_PERM: refused, for one, where a thread's sigaltstack is too
 // small for the tiles' state).
-enum class AmxSupport { Available, NoAmx, Refused };
+enum class AmxSupport { Available, NoAmx, NoBf16Conversion, Refused };
 AmxSupport amx_support();
 inline bool amx_available() { return amx_support() == AmxSupport::Available; }
 // For every later bf16 product; Hardware where !amx_available() is
