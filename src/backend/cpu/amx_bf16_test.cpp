@@ -67,17 +67,16 @@ float sdm_tdpbf16ps(float c, int64_t pairs, X x, Y y) {
 }
 
 // An element of the AMX kernel's product of k steps as the SDM's
-// tdpbf16ps gives it: from +0, per k block of kc steps (the blocking's),
-// per run of 16 pairs in it (a last one shorter; an odd block's last pair
-// has a zero odd half), x(p) and y(p) the operands of step p.
+// tdpbf16ps gives it: from +0, per run of 16 pairs (steps 32r to 32r + 31,
+// whatever the blocking: gemm.cpp; a last one shorter, with a zero odd
+// half for an odd k), x(p) and y(p) the operands of step p.
 template <typename X, typename Y>
-float sdm_product(int64_t k, int64_t kc, X x, Y y) {
+float sdm_product(int64_t k, X x, Y y) {
   float c = 0.0f;
-  for (int64_t p0 = 0; p0 < k; p0 += kc)
-    for (int64_t r = p0, end = std::min(p0 + kc, k); r < end; r += 32)
-      c = sdm_tdpbf16ps(
-          c, (std::min(r + 32, end) - r + 1) / 2, [&](int64_t i) { return r + i < end ? x(r + i) : 0.0f; },
-          [&](int64_t i) { return r + i < end ? y(r + i) : 0.0f; });
+  for (int64_t r = 0; r < k; r += 32)
+    c = sdm_tdpbf16ps(
+        c, (std::min(r + 32, k) - r + 1) / 2, [&](int64_t i) { return r + i < k ? x(r + i) : 0.0f; },
+        [&](int64_t i) { return r + i < k ? y(r + i) : 0.0f; });
   return c;
 }
 
@@ -180,9 +179,9 @@ TEST(AmxBf16, TileProductsAreTheSdmsBitsRepeatably) {
 // The AMX kernel under `tiles` (set_gemm_amx) on products whose shapes
 // cross its 16-pair runs, a last shorter run, the k blocks, odd k, C's
 // edges and both transposes: the same bits on 1, 2 and 3 threads and when
-// repeated, and every element the SDM's product (sdm_product, of the
-// blocking's k blocks) and the bf16 product within the roundings of its
-// terms. Returns how many elements are the definition's bits, of `total`.
+// repeated, and every element the SDM's product (sdm_product) and the bf16
+// product within the roundings of its terms. Returns how many elements are
+// the definition's bits, of `total`.
 int64_t kernel_against_the_sdm(AmxTiles tiles, int64_t* total) {
   struct Reset {
     ~Reset() { set_gemm_amx(AmxTiles::Off); }
@@ -198,7 +197,7 @@ int64_t kernel_against_the_sdm(AmxTiles tiles, int64_t* total) {
   for (Shape sh : {Shape{7, 9, 5}, Shape{97, 65, 385}, Shape{33, 200, 771}, Shape{130, 400, 300}})
     for (int t = 0; t < 4; ++t) {
       bool ta = t & 1, tb = t & 2;
-      int64_t m = sh.m, n = sh.n, k = sh.k, kc = blocking_for(14, 32, k, 1).kc;
+      int64_t m = sh.m, n = sh.n, k = sh.k;
       std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
       for (float& x : a) x = normal(rng);
       for (float& x : b) x = normal(rng);
@@ -232,9 +231,7 @@ int64_t kernel_against_the_sdm(AmxTiles tiles, int64_t* total) {
         EXPECT_EQ(std::memcmp(run(threads).data(), c.data(), c.size() * 4), 0) << what << " on " << threads;
         if (::testing::Test::HasFailure()) return same;
       }
-      // Each run of a k block rounds twice more (its chains' sum, then C plus it).
-      int64_t runs = 0;
-      for (int64_t p0 = 0; p0 < k; p0 += kc) runs += (std::min(kc, k - p0) + 31) / 32;
+      int64_t runs = (k + 31) / 32;  // each rounds twice more: its chains' sum, then C plus it
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j, ++*total) {
           double exact = 0, size = 0;
@@ -252,7 +249,7 @@ int64_t kernel_against_the_sdm(AmxTiles tiles, int64_t* total) {
           EXPECT_LE(std::fabs(got - exact), (k + 1 + 2 * runs) * 0x1p-24 * size + 0x1p-120)
               << what << " at " << i << "," << j;
           float sdm = sdm_product(
-              k, kc, [&](int64_t p) { return at_a(i, p); }, [&](int64_t p) { return at_b(p, j); });
+              k, [&](int64_t p) { return at_a(i, p); }, [&](int64_t p) { return at_b(p, j); });
           EXPECT_EQ(bits(got), bits(sdm)) << what << " at " << i << "," << j << ": " << got << ", the SDM's " << sdm;
           if (::testing::Test::HasFailure()) return same;
         }
@@ -267,6 +264,19 @@ TEST(AmxBf16, SdmTilesGiveTheSdmsProductOnEveryThreadCount) {
   int64_t total = 0, same = kernel_against_the_sdm(AmxTiles::Sdm, &total);
   EXPECT_GT(total - same, total / 20) << "the SDM's order should differ from the definition's on some elements";
   EXPECT_EQ(total, 4 * (7 * 9 + 97 * 65 + 33 * 200 + 130 * 400));
+}
+
+// The same bits under another machine's blocking: a 10K L1's KC of 80
+// steps (AMX's: 96, whole runs) in place of 384, and smaller row blocks.
+TEST(AmxBf16, SdmTilesGiveTheSameBitsForEveryBlocking) {
+  CacheSizes small{10 << 10, 64 << 10, 256 << 10};
+  set_gemm_caches(&small);
+  struct Reset {
+    ~Reset() { set_gemm_caches(nullptr); }
+  } reset;
+  ASSERT_EQ(blocking_for(14, 32, 771, 1).kc, 80);
+  int64_t total = 0;
+  kernel_against_the_sdm(AmxTiles::Sdm, &total);
 }
 
 // The opt-in AMX kernel (set_gemm_amx(AmxTiles::Hardware)) on this CPU's

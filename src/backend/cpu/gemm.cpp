@@ -369,9 +369,15 @@ bool trivial(const Gemm& g) {
 #if !SX_ISA_CLONES
 namespace gemm_amx_hw = gemm_amx_soft;  // never chosen: amx_available() is false
 #endif
+// Its k blocks are whole runs of 16 pairs (KC a multiple of 32 steps, at
+// most kGemmKcMax, itself one), so that each tdpbf16ps covers steps 32r to
+// 32r + 31 whatever the caches: the SDM rounds each run's sum, so AMX's
+// bits depend on where the runs start, and so on nothing but the operands.
+static_assert(kGemmKcMax % 32 == 0);
 #define SX_GEMM_AMX(call, threads)                                            \
   if (AmxTiles t = g.bf16 ? gemm_amx() : AmxTiles::Off; t != AmxTiles::Off) { \
     GemmBlocking bl = blocking_for(14, 32, g.k, threads);                     \
+    bl.kc = round_up(bl.kc, 32);                                              \
     return t == AmxTiles::Hardware ? gemm_amx_hw::call : gemm_amx_soft::call; \
   }
 #if SX_ISA_CLONES
