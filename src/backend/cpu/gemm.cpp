@@ -11,12 +11,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "backend/cpu/bf16_convert.h"
 #include "backend/cpu/isa.h"
 #include "backend/cpu/vmath.h"
-#include "util/error.h"
 
 #if SX_ISA_CLONES
 #include <immintrin.h>
