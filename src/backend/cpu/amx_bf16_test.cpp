@@ -52,6 +52,7 @@ float widen(uint16_t h) {
   std::memcpy(&x, &u, 4);
   return x;
 }
+
 using testing::bits;
 
 // The SDM's tdpbf16ps for one element over `pairs` pairs: x(i) and y(i) the
@@ -280,8 +281,8 @@ TEST(AmxBf16, SdmTilesGiveTheSameBitsForEveryBlocking) {
 }
 
 // The opt-in AMX kernel (set_gemm_amx(AmxTiles::Hardware)) on this CPU's
-// tiles: the same, to the bit (the promise it keeps on one CPU: the same
-// bits on every thread count; that they are the SDM's, too).
+// tiles: the same, to the bit (the same bits on every thread count, and the
+// SDM's: those of every CPU with AMX that follows it, and of AmxTiles::Sdm).
 TEST(AmxBf16, TheKernelIsTheSdmProductOnEveryThreadCount) {
   if (!amx_available()) GTEST_SKIP() << "this CPU has no AMX-BF16, or the kernel refuses its tile state";
   int64_t total = 0, same = kernel_against_the_sdm(AmxTiles::Hardware, &total);
